@@ -1,0 +1,40 @@
+# Two commands do all the set-up on a fresh machine (see README):
+#   make run    create .venv, install mqspec, run the main job on embedded defaults
+#   make test   create .venv, install mqspec, run the tests and build the docs with -W
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: run test test-slow docs bench clean
+
+$(STAMP): pyproject.toml
+	@command -v java >/dev/null 2>&1 || { \
+	  echo "mqspec: 'java' was not found on PATH. The Spark pipeline needs Java 17:" >&2; \
+	  echo "        install it (Debian/Ubuntu: apt-get install openjdk-17-jre-headless) and run make again." >&2; \
+	  exit 1; }
+	@java -version 2>&1 | head -1 | grep -Eq '"(1[7-9]|[2-9][0-9])' || { \
+	  echo "mqspec: Java 17 or newer is required by pyspark 4; found: $$(java -version 2>&1 | head -1)" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/mqspec demo
+
+test: $(STAMP)
+	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+
+test-slow: $(STAMP)
+	$(BIN)/pytest -q -m slow
+
+docs: $(STAMP)
+	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
+
+bench: $(STAMP)
+	$(BIN)/python bench/codec.py --json
+
+clean:
+	rm -rf $(VENV) docs/_build build *.egg-info

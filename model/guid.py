@@ -1,0 +1,53 @@
+"""GUID in the [MS-DTYP] 2.3.4 layout: Data1, Data2, Data3 little-endian, Data4 as bytes.
+
+>>> g = Guid.parse("e6eaba61-d1c6-11db-baac-0003ff4e2d22")
+>>> g.bytes_le.hex()
+'61baeae6c6d1db11baac0003ff4e2d22'
+>>> str(Guid(bytes.fromhex("61baeae6c6d1db11baac0003ff4e2d22")))
+'e6eaba61-d1c6-11db-baac-0003ff4e2d22'
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import ClassVar
+
+import attrs
+
+from .errors import ModelError
+
+
+def _check_len(_inst: object, _attr: attrs.Attribute, value: bytes) -> None:
+    if type(value) is not bytes or len(value) != 16:
+        raise ModelError(f"a GUID is 16 bytes, not {value!r}")
+
+
+@attrs.frozen(order=True)
+class Guid:
+    """A GUID held as its 16 wire bytes; ``str()`` gives the lowercase dashed form."""
+
+    bytes_le: bytes = attrs.field(validator=_check_len, repr=False)
+
+    NULL: ClassVar[Guid]
+
+    @classmethod
+    def parse(cls, text: str) -> Guid:
+        """Parse the dashed string form (braces allowed, case-insensitive)."""
+        try:
+            return cls(uuid.UUID(text.strip().strip("{}")).bytes_le)
+        except (ValueError, AttributeError) as exc:
+            raise ModelError(f"not a GUID: {text!r}") from exc
+
+    @classmethod
+    def from_name(cls, name: str) -> Guid:
+        """A stable GUID derived from a name (for scenarios and tests that name their objects)."""
+        return cls(uuid.uuid5(uuid.NAMESPACE_URL, f"mqspec:{name}").bytes_le)
+
+    def __str__(self) -> str:
+        return str(uuid.UUID(bytes_le=self.bytes_le))
+
+    def __repr__(self) -> str:
+        return f"Guid('{self}')"
+
+
+Guid.NULL = Guid(bytes(16))

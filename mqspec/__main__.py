@@ -1,0 +1,3 @@
+from mqspec.cli import main
+
+main()

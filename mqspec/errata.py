@@ -1,0 +1,65 @@
+"""The errata and clarifications register: every place mqspec departs from, or pins down, the text.
+
+Entries live in ``mqspec/register/*.yaml`` (one file per area, each a list of entries) so that
+each chapter's work adds its own file. Every entry quotes the literal text, says what is wrong,
+gives evidence a reader can run, and states the resolution mqspec implements.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from typing import Any
+
+import attrs
+import yaml
+
+KINDS = ("erratum", "clarification", "modelling")
+_ID = re.compile(r"^E-\d{3}$")
+
+
+def _non_empty(_inst: object, attr: attrs.Attribute, value: str) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"errata field {attr.name!r} must be non-empty text")
+
+
+@attrs.frozen
+class Erratum:
+    """One register entry; ``kind`` says whether the text is wrong, unclear, or silent."""
+
+    id: str = attrs.field(validator=attrs.validators.matches_re(_ID))
+    document: str = attrs.field(validator=_non_empty)
+    section: str = attrs.field(validator=_non_empty)
+    title: str = attrs.field(validator=_non_empty)
+    literal: str = attrs.field(validator=_non_empty)
+    problem: str = attrs.field(validator=_non_empty)
+    evidence: str = attrs.field(validator=_non_empty)
+    resolution: str = attrs.field(validator=_non_empty)
+    kind: str = attrs.field(default="erratum", validator=attrs.validators.in_(KINDS))
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def load() -> list[Erratum]:
+    """Read every register file, check ids are unique, and return the entries sorted by id."""
+    entries: list[Erratum] = []
+    folder = resources.files("mqspec") / "register"
+    for item in sorted(folder.iterdir(), key=lambda p: p.name):
+        if not item.name.endswith(".yaml"):
+            continue
+        for raw in yaml.safe_load(item.read_text(encoding="utf-8")) or []:
+            try:
+                entries.append(Erratum(**{k: (v.strip() if isinstance(v, str) else v) for k, v in raw.items()}))
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"register/{item.name}: entry {raw.get('id', '?')}: {exc}") from exc
+    seen: set[str] = set()
+    for e in entries:
+        if e.id in seen:
+            raise ValueError(f"errata id {e.id} is used twice")
+        seen.add(e.id)
+    return sorted(entries, key=lambda e: e.id)
+
+
+def by_id() -> dict[str, Erratum]:
+    return {e.id: e for e in load()}
