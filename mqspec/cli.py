@@ -25,7 +25,7 @@ def fail(kind: str, text: str) -> NoReturn:
 
 
 def emit(obj: Any) -> None:
-    click.echo(json.dumps(obj, indent=2, ensure_ascii=False))
+    click.echo(json.dumps(obj, indent=2))
 
 
 def read_input(hex_text: str | None, source: str | None) -> bytes:
