@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import codecs
 import enum
+import functools
 import struct
 
 import attrs
@@ -84,7 +85,12 @@ def _wstr_end(data: bytes, pos: int, end: int) -> int:
     """Where the 0x0000 terminator of the WCHAR buffer at ``pos`` starts, or -1."""
     i = data.find(b"\x00\x00", pos, end)
     while i >= 0 and (i - pos) & 1:
-        i = data.find(b"\x00\x00", i + 1, end)  # the pair straddles two WCHARs
+        # the pair straddles two WCHARs, as after any ASCII character: the WCHAR at i - 1 is
+        # not 0x0000 (the pair would have been found there), so the next WCHAR, at i + 1, is
+        # the terminator exactly when byte i + 2 is 0x00
+        if i + 2 < end and data[i + 2] == 0:
+            return i + 1
+        i = data.find(b"\x00\x00", i + 1, end)
     return i
 
 
@@ -100,7 +106,6 @@ def read_wstr(r: Reader, field: str, section: str) -> str:
 
 _guid = unchecked_constructor(Guid)
 _seq = unchecked_constructor(SequenceNumber)
-_property = unchecked_constructor(Property)
 
 
 class Command(enum.IntEnum):
@@ -301,9 +306,16 @@ _FIXED_FORMATS = {
     VarType.VT_UI8: "<Q",
 }
 _GUID_VALUE = 0  # "size" marking VT_CLSID
-_OTHER_VALUE = -1  # vectors: read by propvalue.decode_value
+_OTHER_VALUE = -1  # the other vectors: read by propvalue.decode_value
 _WSTR_VALUE = -2  # VT_LPWSTR
 _BLOB_VALUE = -3  # VT_BLOB and VT_UI1|VT_VECTOR: a ULONG size and the bytes
+_GUIDS_VALUE = -4  # VT_CLSID|VT_VECTOR: a ULONG count and the GUIDs
+_SET_PROPID = Property.__dict__["propid"].__set__
+_SET_VALUE = Property.__dict__["value"].__set__
+_SET_GUID = Guid.__dict__["bytes_le"].__set__
+_SET_SEQ = SequenceNumber.__dict__["value"].__set__
+_CHANGE_FIXED_SIZE = _CHANGE_FIXED.size
+_CHANGE_FIXED_UNPACK = _CHANGE_FIXED.unpack_from
 _U32 = struct.Struct("<I")
 
 
@@ -318,6 +330,8 @@ def _value_reader(pdef: PropertyDef) -> tuple[int, PropertyDef, int, object]:
         return pdef.propid, pdef, _WSTR_VALUE, None
     if pdef.vartype is VarType.VT_BLOB or pdef.vartype is VarType.VT_UI1_VECTOR:
         return pdef.propid, pdef, _BLOB_VALUE, None
+    if pdef.vartype is VarType.VT_CLSID_VECTOR:
+        return pdef.propid, pdef, _GUIDS_VALUE, None
     return pdef.propid, pdef, _OTHER_VALUE, None
 
 
@@ -335,20 +349,25 @@ def _decode_properties(r: Reader, n: int) -> tuple[Property, ...]:
     data, end = r.data, r.end
     ids_at = r.pos
     propids = _PROPID_ARRAYS[n].unpack_from(data, ids_at)
-    readers = [_VALUE_READERS.get(propid) for propid in propids]
+    readers = list(map(_VALUE_READERS.get, propids))
     if None in readers:
         i = readers.index(None)
         raise DecodeError(
             _PROPID_FIELDS[i], ids_at + 4 * i, S_CHANGE, f"unknown PROPID {propids[i]}"
         )
     pos = ids_at + 4 * n
-    props = []
-    for i, (propid, pdef, size, unpack) in enumerate(readers):  # type: ignore[misc]
+    props: list[Property] = []
+    append = props.append
+    # the Property and Guid slots are set inline (as unchecked_constructor does), one call
+    # fewer per value in the hottest loop of the codec
+    new, set_propid, set_value, set_guid = _new, _SET_PROPID, _SET_VALUE, _SET_GUID
+    for propid, pdef, size, unpack in readers:  # type: ignore[misc]
         if size > 0 and end - pos >= size:
             value = unpack(data, pos)[0]
             pos += size
         elif size == _GUID_VALUE and end - pos >= 16:
-            value = _guid(data[pos : pos + 16])
+            value = new(Guid)
+            set_guid(value, data[pos : pos + 16])
             pos += 16
         elif size == _WSTR_VALUE and (z := _wstr_end(data, pos, end)) >= 0:
             value = _utf16_decode(data[pos:z], "surrogatepass", True)[0]
@@ -359,12 +378,28 @@ def _decode_properties(r: Reader, n: int) -> tuple[Property, ...]:
         ):
             value = data[pos + 4 : pos + 4 + length]
             pos += 4 + length
+        elif (
+            size == _GUIDS_VALUE and end - pos >= 4
+            and (end - pos - 4) >> 4 >= (length := _U32.unpack_from(data, pos)[0])
+        ):
+            first = pos + 4
+            pos = first + 16 * length
+            guids = []
+            for at in range(first, pos, 16):
+                guid = new(Guid)
+                set_guid(guid, data[at : at + 16])
+                guids.append(guid)
+            value = tuple(guids)
         else:
-            # vectors, and any value that runs out (decode_value raises the precise error)
+            # other vectors, and any value that runs out (decode_value raises the precise
+            # error); the index of this value is the number of properties read so far
             r.pos = pos
-            value = decode_value(r, pdef, _VALUE_FIELDS[i], S_CHANGE)
+            value = decode_value(r, pdef, _VALUE_FIELDS[len(props)], S_CHANGE)
             pos = r.pos
-        props.append(_property(propid, value))
+        prop = new(Property)
+        set_propid(prop, propid)
+        set_value(prop, value)
+        append(prop)
     r.pos = pos
     return tuple(props)
 
@@ -378,31 +413,59 @@ def decode_directory_change(r: Reader) -> DirectoryChange:
     exactly NumberOfProperties elements, every value encoded as its PROPID's VARTYPE.
     """
     start = r.pos
-    command = r.u8("DirectoryChange.Command", S_CHANGE)
+    data, end = r.data, r.end
+    if end - start < 2:
+        # fewer than two bytes: read byte by byte so the error names the field that runs out
+        command = r.u8("DirectoryChange.Command", S_CHANGE)
+        if command > 3:
+            raise r.fail("DirectoryChange.Command", S_CHANGE,
+                         f"Command {command:#04x} is not 0x00..0x03", start)
+        r.u8("DirectoryChange.UseGuid", S_CHANGE)  # raises: no byte left
+    # the common case reads the fields straight from the buffer and sets the slots of the
+    # values it builds inline (see unchecked_constructor); every bound is checked before a read
+    new, set_guid, set_seq = _new, _SET_GUID, _SET_SEQ
+    command = data[start]
     if command > 3:
         raise r.fail(
             "DirectoryChange.Command", S_CHANGE, f"Command {command:#04x} is not 0x00..0x03", start
         )
-    use_guid = r.u8("DirectoryChange.UseGuid", S_CHANGE)
+    use_guid = data[start + 1]
+    pos = start + 2
     path_name: str | None = None
     guid_identifier: Guid | None = None
     if use_guid == 0:
-        path_name = read_wstr(r, "DirectoryChange.PathName", S_CHANGE)
+        z = _wstr_end(data, pos, end)
+        if z < 0:
+            r.pos = pos
+            r.wstr("DirectoryChange.PathName", S_CHANGE)  # raises: no terminator
+        path_name = _utf16_decode(data[pos:z], "surrogatepass", True)[0]
+        pos = z + 2
     elif use_guid == 1:
-        guid_identifier = _guid(r.raw(16, "DirectoryChange.GuidIdentifier", S_CHANGE))
+        if end - pos < 16:
+            r.pos = pos
+            r.raw(16, "DirectoryChange.GuidIdentifier", S_CHANGE)  # raises: too short
+        guid_identifier = new(Guid)
+        set_guid(guid_identifier, data[pos : pos + 16])
+        pos += 16
     else:
         raise r.fail(
             "DirectoryChange.UseGuid", S_CHANGE, f"UseGuid {use_guid:#04x} is not 0x00 or 0x01",
             start + 1,
         )
-    pos = r.pos
-    if r.end - pos >= _CHANGE_FIXED.size:
-        pid_b, prev_v, seq_v, purged_v, n = _CHANGE_FIXED.unpack_from(r.data, pos)
-        r.pos = pos + _CHANGE_FIXED.size
-        partition_id = _guid(pid_b)
-        prev, seq, purged = _seq(prev_v), _seq(seq_v), _seq(purged_v)
+    if end - pos >= _CHANGE_FIXED_SIZE:
+        pid_b, prev_v, seq_v, purged_v, n = _CHANGE_FIXED_UNPACK(data, pos)
+        r.pos = pos + _CHANGE_FIXED_SIZE
+        partition_id = new(Guid)
+        set_guid(partition_id, pid_b)
+        prev = new(SequenceNumber)
+        set_seq(prev, prev_v)
+        seq = new(SequenceNumber)
+        set_seq(seq, seq_v)
+        purged = new(SequenceNumber)
+        set_seq(purged, purged_v)
     else:
         # short buffer: read field by field so the error names the field that runs out
+        r.pos = pos
         partition_id = r.guid("DirectoryChange.PartitionID", S_CHANGE)
         prev = r.seqnum("DirectoryChange.PreviousSeqNumber", S_CHANGE)
         seq = r.seqnum("DirectoryChange.SeqNumber", S_CHANGE)
@@ -413,6 +476,39 @@ def decode_directory_change(r: Reader) -> DirectoryChange:
         _COMMANDS[command], partition_id, prev, seq, purged, properties, path_name,
         guid_identifier,
     )
+
+
+def _value_writer(pdef: PropertyDef):
+    """The flat encoder of one PROPID's values, for values its Property validator accepted."""
+    fmt = _FIXED_FORMATS.get(pdef.vartype)
+    if fmt is not None:
+        return struct.Struct(fmt).pack
+    if pdef.vartype is VarType.VT_CLSID:
+        return _guid_bytes
+    if pdef.vartype is VarType.VT_LPWSTR:
+        return _wstr_bytes
+    if pdef.vartype is VarType.VT_BLOB or pdef.vartype is VarType.VT_UI1_VECTOR:
+        return _blob_bytes
+    return functools.partial(encode_value, pdef)
+
+
+def _guid_bytes(value: Guid) -> bytes:
+    return value.bytes_le
+
+
+def _wstr_bytes(value: str) -> bytes:
+    return value.encode("utf-16-le", "surrogatepass") + b"\x00\x00"
+
+
+def _blob_bytes(value: bytes) -> bytes:
+    return _U32.pack(len(value)) + value
+
+
+#: PROPID -> the encoder of its flat PROPVALUE. A Property is frozen and its validator has
+#: checked the value against the VARTYPE (propvalue.check_value), or a decoder built it from
+#: bytes of that VARTYPE, so encoding does not check it again; VARTYPEs with no flat encoding
+#: cannot be in a Property, and fall back to encode_value, which refuses them.
+_VALUE_WRITERS = {propid: _value_writer(pdef) for propid, pdef in PROPID_BY_VALUE.items()}
 
 
 def encode_directory_change(change: DirectoryChange) -> bytes:
@@ -429,10 +525,11 @@ def encode_directory_change(change: DirectoryChange) -> bytes:
     )
     if not n:
         return head + fixed
-    return b"".join((
-        head, fixed, _PROPID_ARRAYS[n].pack(*(p.propid for p in props)),
-        *(encode_value(p.definition, p.value) for p in props),
-    ))
+    writers = _VALUE_WRITERS
+    return b"".join([
+        head, fixed, _PROPID_ARRAYS[n].pack(*[p.propid for p in props]),
+        *[writers[p.propid](p.value) for p in props],
+    ])
 
 
 # --- 2.2.5.4 SeqNumberHeader ---------------------------------------------------------------

@@ -228,18 +228,17 @@ _set = object.__setattr__
 _utf16_decode = codecs.utf_16_le_decode
 
 
+# the slot descriptors' setters: the cheapest way to fill a frozen slotted instance
+_SET_GUID = Guid.__dict__["bytes_le"].__set__
+_SET_NAME = DirectoryServiceServer.__dict__["name"].__set__
+_SET_IP = DirectoryServiceServer.__dict__["ip"].__set__
+_SET_IPX = DirectoryServiceServer.__dict__["ipx"].__set__
+
+
 def _guid(raw: bytes) -> Guid:
     g = _new(Guid)
-    _set(g, "bytes_le", raw)  # 16 bytes: sliced or unpacked as "16s" by the caller
+    _SET_GUID(g, raw)  # 16 bytes: sliced or unpacked as "16s" by the caller
     return g
-
-
-def _server(name: str, ip: bool, ipx: bool) -> DirectoryServiceServer:
-    s = _new(DirectoryServiceServer)
-    _set(s, "name", name)
-    _set(s, "ip", ip)
-    _set(s, "ipx", ipx)
-    return s
 
 
 def _request(enterprise: Guid, request: Guid, site: Guid, ipx: tuple[int, ...]) -> TopologyClientRequest:
@@ -523,16 +522,25 @@ def decode_server_array(data: bytes, *, base: int = 0) -> tuple[DirectoryService
             f"{_ARRAY}.EndList", at, SECTION_REPLY,
             f"{len(data) - (at - base)} bytes follow EndList within DirectoryServiceServerSize",
         )
-    servers = []
+    servers: list[DirectoryServiceServer] = []
+    append = servers.append
+    new, set_name, set_ip, set_ipx = _new, _SET_NAME, _SET_IP, _SET_IPX
     for entry in body.split(","):
         # Entry = IP IPX 1*NameChar; the split already excludes commas and NULs from names
-        if len(entry) < 3 or entry[0] not in _FLAGS or entry[1] not in _FLAGS:
+        flags = _FLAG_PAIRS.get(entry[:2])
+        if flags is None or len(entry) < 3:
             raise _bad_entry(body, len(servers), base)
-        servers.append(_server(entry[2:], entry[0] == "1", entry[1] == "1"))
+        server = new(DirectoryServiceServer)
+        set_name(server, entry[2:])
+        set_ip(server, flags[0])
+        set_ipx(server, flags[1])
+        append(server)
     return tuple(servers)
 
 
 _FLAGS = ("0", "1")
+#: the IP and IPX characters of an entry -> (ip, ipx)
+_FLAG_PAIRS = {ip + ipx: (ip == "1", ipx == "1") for ip in _FLAGS for ipx in _FLAGS}
 
 
 def _units(text: str) -> int:
