@@ -28,6 +28,8 @@ from typing import ClassVar
 
 import attrs
 
+from mqspec.clauses import clause
+
 from .errors import ModelError
 
 _MOD = 1 << 64
@@ -39,7 +41,8 @@ def _check_value(_inst: object, _attr: attrs.Attribute, value: int) -> None:
         raise ModelError(f"a SEQUENCE_NUMBER holds 0..2**64-1, not {value!r}")
 
 
-@attrs.frozen(order=True)
+@clause("MC-MQDSRP", "2.2.2", "SEQUENCE_NUMBER")
+@attrs.frozen(order=False)
 class SequenceNumber:
     """One sequence number; ``value`` is the 8 bytes read as an unsigned big-endian integer."""
 
@@ -85,6 +88,28 @@ class SequenceNumber:
 
     def __int__(self) -> int:
         return self.value
+
+    # Compare (2.2.2) is the unsigned order of the 64-bit value; written out rather than generated
+    # by attrs because the handlers compare sequence numbers on every change (hot path)
+    def __lt__(self, other: SequenceNumber) -> bool:
+        if other.__class__ is not SequenceNumber:
+            return NotImplemented
+        return self.value < other.value
+
+    def __le__(self, other: SequenceNumber) -> bool:
+        if other.__class__ is not SequenceNumber:
+            return NotImplemented
+        return self.value <= other.value
+
+    def __gt__(self, other: SequenceNumber) -> bool:
+        if other.__class__ is not SequenceNumber:
+            return NotImplemented
+        return self.value > other.value
+
+    def __ge__(self, other: SequenceNumber) -> bool:
+        if other.__class__ is not SequenceNumber:
+            return NotImplemented
+        return self.value >= other.value
 
 
 SequenceNumber.MIN = SequenceNumber(0)
