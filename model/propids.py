@@ -20,6 +20,8 @@ import enum
 
 import attrs
 
+from mqspec.clauses import clause
+
 from .propid_table import ROWS
 
 
@@ -57,6 +59,7 @@ class ObjectType(enum.IntEnum):
     MQDS_ROUTINGLINK = 8
 
 
+@clause("MC-MQDSRP", "3.1.1.4", "PROPID and Object Type Mapping")
 def object_type_of(propid: int) -> ObjectType | None:
     """MC-MQDSRP 3.1.1.4: the object type a PROPID belongs to, or None when unknown."""
     r_type = (propid - 1000) // 100 if propid > 1000 else propid // 100
