@@ -48,7 +48,11 @@ def load() -> list[Erratum]:
     for item in sorted(folder.iterdir(), key=lambda p: p.name):
         if not item.name.endswith(".yaml"):
             continue
-        for raw in yaml.safe_load(item.read_text(encoding="utf-8")) or []:
+        try:
+            raws = yaml.safe_load(item.read_text(encoding="utf-8")) or []
+        except yaml.YAMLError as exc:
+            raise ValueError(f"register/{item.name}: not valid YAML: {exc}") from exc
+        for raw in raws:
             try:
                 entries.append(Erratum(**{k: (v.strip() if isinstance(v, str) else v) for k, v in raw.items()}))
             except (TypeError, ValueError) as exc:
