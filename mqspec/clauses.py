@@ -24,6 +24,14 @@ REGISTERED_MODULES: tuple[str, ...] = (
     "mqspec.model.mqsd",
     "mqspec.model.mqcn",
     "mqspec.model.query",
+    "mqspec.capture",
+    "mqspec.model.seqnum",
+    "mqspec.model.propids",
+    "mqspec.refimpl.transport",
+    "mqspec.refimpl.mqdsrp_common",
+    "mqspec.refimpl.mqdsrp_objects",
+    "mqspec.refimpl.mqdsrp_server",
+    "mqspec.refimpl.mqdsrp_client",
 )
 
 _ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ iReplicate argument is MC-MQDSRP's business, so the store ignores it), tombstone
 DeletedObjectCollection of MC-MQDSRP 3.1.1.2.2 belongs to the handlers), Active Directory.
 
 The store keeps, in each object's ``properties``, the properties a 3.2.7.8 lookup restricts on
-or reads back: the identity GUID, the *_PARTITIONID GUID, the *_SEQNUM blob (the 8 bytes of the
+or reads back: the identity GUID, the ``*_PARTITIONID`` GUID, the ``*_SEQNUM`` blob (the 8 bytes of the
 sequence number, byte 1 most significant: 3.2.7.8 "PV(UCHAR[8]): a PROPVARIANT with vt=VT_BLOB,
 blob.cbSize=8") and the path-name property where the type has one (modelling E-192, E-193).
 
@@ -103,12 +103,12 @@ def identity_propid(object_type: int) -> int | None:
 
 
 def partition_propid(object_type: int) -> int | None:
-    """The *_PARTITIONID PROPID of ``object_type``."""
+    """The ``*_PARTITIONID`` PROPID of ``object_type``."""
     return _PARTITION.get(object_type)
 
 
 def seqnum_propid(object_type: int) -> int | None:
-    """The *_SEQNUM PROPID of ``object_type`` (a VT_BLOB of the 8 sequence-number bytes)."""
+    """The ``*_SEQNUM`` PROPID of ``object_type`` (a VT_BLOB of the 8 sequence-number bytes)."""
     return _SEQNUM.get(object_type)
 
 
@@ -373,7 +373,7 @@ class DirectoryStore:
         taken now, in ascending sequence number then GUID order (E-196), or in ``sort``'s order
         with that order breaking ties. A None ``restriction`` matches every object (as an empty
         MQRESTRICTION does); ``object_type`` optionally narrows the scan to one type. 3.2.7.8
-        passes no object type: its restriction names the type's own *_PARTITIONID and *_SEQNUM,
+        passes no object type: its restriction names the type's own ``*_PARTITIONID`` and ``*_SEQNUM``,
         which objects of other types lack, and a missing property matches no relation.
         """
         cols = _column_ids(columns)

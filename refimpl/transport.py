@@ -34,6 +34,7 @@ from enum import IntEnum, IntFlag
 
 import attrs
 
+from mqspec.clauses import clause
 from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
 
@@ -145,6 +146,7 @@ def msmq_priority(i_priority: int) -> int:
 # Format names (1.9; E-051)
 
 
+@clause("MC-MQDSRP", "1.9", "Standards Assignments")
 def replication_queue_name(machine: str) -> str:
     """REPLICATION_QUEUE_NAME: ``<Machine Name>\\private$\\mqis_queue$`` (1.9, 3.1.1.2.1)."""
     return f"{_machine_name(machine)}\\{REPLICATION_QUEUE_PATH}"

@@ -1,0 +1,419 @@
+"""A deterministic simulated MSMQ enterprise running the MC-MQDSRP handlers.
+
+The world owns a :class:`~mqspec.refimpl.clock.Scheduler`, a simulated Express
+:class:`~mqspec.refimpl.transport.Network` and one :class:`QueueManager` per directory server.
+It performs the handlers' effects: an EnqueueMessage is encoded with the MC-MQDSRP codec and
+sent as bytes; a StartTimer schedules a timer event; a message arriving in a replication queue
+is dequeued and given to Receiving Replication Messages (3.1.5.1). Same inputs and seed give
+the same event order, the same bytes and the same final state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from mqspec.model import mqdsrp
+from mqspec.model.guid import Guid
+from mqspec.model.propids import PROPIDS, ObjectType
+from mqspec.model.propvalue import Property
+
+from . import mqdsrp_client as client
+from .clock import Scheduler, TimerHandle
+from .directory import DirectoryStore, type_name
+from .effects import (
+    CancelTimer,
+    Context,
+    DirectoryOperation,
+    EnqueueMessage,
+    Mode,
+    RequestCompleted,
+    StartTimer,
+    TimerKey,
+    TimerScope,
+)
+from .mqds import ClientRequest, default_scope, directory_client_request
+from .mqdsrp_common import receiving_replication_messages
+from .mqdsrp_state import PEC_PARTITION_ID, SERVICE_BSC, PurgeState, QueueManager, Role, lose_volatile_state
+from .transport import AckRequested, MsmqMessage, Network, msmq_priority
+
+P = {name: pdef.propid for name, pdef in PROPIDS.items()}
+
+
+@attrs.frozen
+class TimerFired:
+    """A timer of ``node`` expired."""
+
+    node: str
+    timer: TimerKey
+
+
+class World:
+    """Directory servers on a simulated network; see the module docstring."""
+
+    def __init__(self, *, mode: Mode = Mode.CLARIFIED, seed: int = 0, latency: float = 0.05,
+                 trace: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.mode = mode
+        self.seed = seed
+        self.scheduler = Scheduler()
+        self.network = Network(self.scheduler, seed=seed, latency=latency)
+        self.nodes: dict[str, QueueManager] = {}
+        self.sites: dict[str, Guid] = {}
+        self.up: dict[str, bool] = {}
+        self.results: dict[tuple[str, int], int] = {}
+        self.messages_processed = 0
+        self.changes_applied = 0  # directory operations applied at replicas from received changes
+        self._timers: dict[tuple[str, TimerKey], TimerHandle] = {}
+        self._guids = 0
+        self._trace = trace
+        self._receiving = False
+
+    # --- identities ---------------------------------------------------------------------------
+
+    def new_guid(self, kind: str = "object") -> Guid:
+        """A fresh GUID, the same for the same seed and call order."""
+        self._guids += 1
+        return Guid.from_name(f"{self.seed}:{kind}:{self._guids}")
+
+    def site_guid(self, site: str) -> Guid:
+        if site not in self.sites:
+            self.sites[site] = Guid.from_name(f"site:{site}")
+        return self.sites[site]
+
+    # --- topology -----------------------------------------------------------------------------
+
+    def add_node(self, name: str, role: Role, site: str, pec: str, psc: str | None = None) -> QueueManager:
+        """Create a directory server (not started) and its machine on the network."""
+        qm = QueueManager(
+            machine_name=name, identifier=Guid.from_name(f"qm:{name}"), site_identifier=self.site_guid(site),
+            role=role, pec_name=pec, configured_psc_name=psc, directory=DirectoryStore(),
+        )
+        self.nodes[name] = qm
+        self.up[name] = False
+        self.network.add_machine(name, qm.identifier)
+        return qm
+
+    def start(self, name: str) -> None:
+        """Run initialization (3.2.3 and 3.3.3) and let the node take messages from its queue."""
+        qm = self.nodes[name]
+        self.up[name] = True
+        self._emit({"event": "start", "node": name})
+        self._run(qm, lambda ctx: client.client_initialization(qm, ctx))
+        self._drain(name)
+
+    def crash(self, name: str, lose: str = "volatile") -> None:
+        """Stop a node: its queued Express messages and timers are gone; it loses what 3.1.1 does not persist.
+
+        ``lose="all"`` also loses the persisted replication state and the directory (a rebuilt server).
+        """
+        qm = self.nodes[name]
+        self.up[name] = False
+        self.network.crash(name)
+        for key in [k for k in self._timers if k[0] == name]:
+            self.scheduler.cancel(self._timers.pop(key))
+        lose_volatile_state(qm)
+        if lose == "all":
+            qm.partitions.clear()
+            qm.psc_neighbors.clear()
+            qm.bsc_neighbors.clear()
+            qm.deleted_objects.clear()
+            qm.directory = DirectoryStore()
+        self._emit({"event": "crash", "node": name, "lose": lose})
+
+    def restart(self, name: str) -> None:
+        self.network.restart(name)
+        self.start(name)
+
+    # --- directory clients ---------------------------------------------------------------------
+
+    def client_request(self, node: str, request: ClientRequest) -> int:
+        """A directory client's create/update/delete at ``node``; returns its request number there."""
+        qm = self.nodes[node]
+        guid = self.new_guid(type_name(int(request.object_type)))
+        holder: list[int] = []
+        self._emit({"event": "client_request", "node": node, "operation": request.operation,
+                    "type": type_name(int(request.object_type)), "path": request.path_name,
+                    "guid": str(request.guid) if request.guid else None})
+        self._run(qm, lambda ctx: holder.append(directory_client_request(qm, ctx, request, guid)))
+        return holder[0]
+
+    # --- running ------------------------------------------------------------------------------
+
+    @property
+    def now(self) -> float:
+        return self.scheduler.now
+
+    def run_until(self, until: float) -> int:
+        """Deliver messages and fire timers due by ``until``; returns how many events ran."""
+        return self.scheduler.run_until(until, self._dispatch)
+
+    def advance(self, seconds: float) -> int:
+        return self.run_until(self.now + seconds)
+
+    def fingerprint(self) -> str:
+        """A digest of every node's replication state and directory (to detect quiescence)."""
+        return hashlib.sha256(json.dumps(self.snapshot(), sort_keys=True).encode()).hexdigest()
+
+    def settle(self, *, window: float = 60.0, quiet: float = 22 * 60.0, limit: float = 6 * 3600.0) -> bool:
+        """Run until nothing changes for ``quiet`` seconds (long enough for a SeqNumberHeader round).
+
+        Returns False when ``limit`` seconds pass first. Periodic timers never stop, so
+        quiescence is judged on state, not on an empty event queue.
+        """
+        start = self.now
+        last = self.fingerprint()
+        still = 0.0
+        while self.now - start < limit:
+            self.advance(window)
+            current = self.fingerprint()
+            if current == last and not any(qm.pending_requests for qm in self.nodes.values()):
+                still += window
+                if still >= quiet:
+                    return True
+            else:
+                still = 0.0
+                last = current
+        return False
+
+    def _dispatch(self, event: object) -> None:
+        if type(event) is TimerFired:
+            self._timers.pop((event.node, event.timer), None)
+            if not self.up.get(event.node):
+                return
+            qm = self.nodes[event.node]
+            self._emit({"event": "timer", "node": event.node, "timer": event.timer.kind,
+                        "args": list(event.timer.args)})
+            self._run(qm, lambda ctx: _fire_timer(qm, ctx, event.timer))
+            return
+        arrived = self.network.handle(event)
+        if arrived is not None:
+            self._drain(arrived.machine)
+
+    def _drain(self, machine: str) -> None:
+        """The Dequeue Message loop of 3.1.3.3 / 3.1.5.1: process what the replication queue holds."""
+        name = next((n for n in self.nodes if n.casefold() == machine.casefold()), None)
+        if name is None or not self.up[name] or not self.nodes[name].replication_queue_open:
+            return
+        qm = self.nodes[name]
+        while (msg := self.network.dequeue(name)) is not None:
+            self.messages_processed += 1
+            self._emit({"event": "receive", "node": name, "from": msg.source_machine, "class": int(msg.klass),
+                        "body": msg.body.hex()})
+            self._receiving = True
+            try:
+                self._run(qm, lambda ctx, m=msg: receiving_replication_messages(
+                    qm, ctx, m.body, int(m.klass), m.destination_format_name))
+            finally:
+                self._receiving = False
+
+    def _run(self, qm: QueueManager, handler: Callable[[Context], object]) -> None:
+        ctx = Context(qm.machine_name, self.mode, self.now)
+        handler(ctx)
+        for effect in ctx.effects:
+            self._perform(effect)
+
+    def _perform(self, effect: object) -> None:
+        if type(effect) is EnqueueMessage:
+            if not effect.destination or not self.up.get(effect.node):
+                self._emit({"event": "unsent", "node": effect.node, "why": "no destination"})
+                return
+            body = mqdsrp.encode(effect.body)
+            msg = MsmqMessage(
+                source_machine=effect.node, destination_machine=effect.destination,
+                destination_format_name=effect.format_name, body=body, priority=msmq_priority(effect.priority),
+                time_to_reach_queue=effect.time_to_reach_queue, time_to_be_received=effect.time_to_be_received,
+                ack_requested=AckRequested.from_text(effect.ack_requested.value), admin_queue=effect.admin_queue,
+                response_queue=effect.response_queue, sender_identifier_type=effect.sender_identifier_type,
+                sender_identifier=effect.sender_identifier,
+            )
+            self._emit({"event": "send", "node": effect.node, "to": effect.destination, "priority": effect.priority,
+                        "timeout": effect.time_to_reach_queue, "ack": effect.ack_requested.value, "body": body.hex()})
+            self.network.send(msg)
+        elif type(effect) is StartTimer:
+            key = (effect.node, effect.timer)
+            old = self._timers.pop(key, None)
+            if old is not None:
+                self.scheduler.cancel(old)
+            self._timers[key] = self.scheduler.schedule_in(effect.delay, TimerFired(effect.node, effect.timer))
+        elif type(effect) is CancelTimer:
+            old = self._timers.pop((effect.node, effect.timer), None)
+            if old is not None:
+                self.scheduler.cancel(old)
+        elif type(effect) is RequestCompleted:
+            self.results[(effect.node, effect.request)] = effect.status
+            self._emit({"event": "request_completed", "node": effect.node, "request": effect.request,
+                        "status": effect.status})
+        elif type(effect) is DirectoryOperation:
+            if effect.status == 0 and effect.operation in ("create", "update", "delete") and self._receiving:
+                self.changes_applied += 1
+            self._emit({"event": "directory", "node": effect.node, "operation": effect.operation,
+                        "status": effect.status, "type": effect.object_type,
+                        "path": effect.path_name, "guid": str(effect.guid) if effect.guid else None,
+                        "seq": effect.seq_number})
+        else:
+            self._emit({"event": "clarified", "node": getattr(effect, "node", ""),
+                        "erratum": getattr(effect, "erratum", ""), "detail": getattr(effect, "detail", "")})
+
+    def note(self, event: str, **fields: Any) -> None:
+        """Add a record of the driver's own (a scenario step, a settle's outcome) to the trace."""
+        self._emit({"event": event, **fields})
+
+    def _emit(self, record: dict[str, Any]) -> None:
+        if self._trace is not None:
+            self._trace({"t": round(self.now, 6), **record})
+
+    # --- state --------------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """The final-state JSON shape of ``mqspec scenario run --json`` (without "converged")."""
+        return {name: node_snapshot(qm) for name, qm in self.nodes.items()}
+
+    def converged(self) -> bool:
+        """Every replica equals its authority, all partitions NORMAL, no lingering deleted objects."""
+        return not convergence_problems(self)
+
+
+def _fire_timer(qm: QueueManager, ctx: Context, timer: TimerKey) -> None:
+    if timer.kind == "change_propagation":
+        client.change_propagation_timer_event(qm, ctx, timer.args[0], TimerScope(timer.args[1]))
+    elif timer.kind == "bsc_ack":
+        client.bsc_ack_timer_event(qm, ctx)
+    elif timer.kind == "change_request_wait":
+        client.change_request_wait_expired(qm, ctx, timer.args[0])
+
+
+def node_snapshot(qm: QueueManager) -> dict[str, Any]:
+    """One node's replication state and directory in the published JSON shape."""
+    objects = qm.directory.snapshot()
+    partitions = {}
+    for p in qm.partitions:
+        partitions[str(p.partition_id)] = {
+            "authority": p.authority_name,
+            "last_seq": p.last_seq_number.value,
+            "purged_seq": p.purged_seq_number.value,
+            "allowed_purge_seq": p.allowed_purge_seq_number.value,
+            "purge_state": p.purge_state.name,
+            "pending": len(p.pending_changes),
+            "objects": {
+                guid: {"type": o["type"], "path": o["path"], "seq": o["seq"]}
+                for guid, o in objects.items() if o["partition"] == str(p.partition_id)
+            },
+        }
+    return {
+        "role": qm.role.value,
+        "site": str(qm.site_identifier),
+        "partitions": partitions,
+        "psc_neighbors": [n.machine_name for n in qm.psc_neighbors],
+        "bsc_neighbors": [n.machine_name for n in qm.bsc_neighbors],
+        "deleted_objects": [
+            {"guid": str(d.identifier) if d.identifier else None, "partition": str(d.partition_id),
+             "seq": d.seq_number.value, "type": type_name(d.object_type) if d.object_type else None}
+            for d in qm.deleted_objects
+        ],
+    }
+
+
+def convergence_problems(world: World) -> list[str]:
+    """What keeps the enterprise from being converged, one line per problem (empty: converged)."""
+    problems: list[str] = []
+    authorities: dict[Guid, QueueManager] = {}
+    for qm in world.nodes.values():
+        for p in qm.partitions:
+            if qm.is_authority_of(p):
+                authorities[p.partition_id] = qm
+    for name, qm in world.nodes.items():
+        if not world.up[name]:
+            problems.append(f"{name} is down")
+            continue
+        for p in qm.partitions:
+            if p.purge_state is not PurgeState.NORMAL:
+                problems.append(f"{name}: partition {p.partition_id} is {p.purge_state.name}")
+        for pid, owner in authorities.items():
+            if owner is qm:
+                continue
+            mine = qm.find_partition(pid)
+            theirs = owner.find_partition(pid)
+            if mine is None:
+                problems.append(f"{name}: has no replica of partition {pid} ({owner.machine_name})")
+                continue
+            if mine.last_seq_number != theirs.last_seq_number:  # type: ignore[union-attr]
+                problems.append(f"{name}: partition {pid} at {mine.last_seq_number.value}, "
+                                f"authority {owner.machine_name} at {theirs.last_seq_number.value}")  # type: ignore[union-attr]
+            if mine.authority_name != owner.machine_name:
+                problems.append(f"{name}: partition {pid} names {mine.authority_name} as authority, "
+                                f"not {owner.machine_name}")
+            want = {o.guid: o.seq_number for o in owner.directory.objects_in(pid)}
+            have = {o.guid: o.seq_number for o in qm.directory.objects_in(pid)}
+            for guid in have.keys() - want.keys():
+                problems.append(f"{name}: keeps object {guid} of partition {pid} that {owner.machine_name} does not have")
+            for guid in want.keys() - have.keys():
+                problems.append(f"{name}: lacks object {guid} of partition {pid}")
+            for guid in want.keys() & have.keys():
+                if want[guid] != have[guid]:
+                    problems.append(f"{name}: object {guid} at seq {have[guid].value}, authority at {want[guid].value}")
+    return sorted(problems)
+
+
+def bootstrap_pec(world: World, pec: str, site: str, enterprise_name: str = "enterprise") -> None:
+    """Install the PEC: start it, create the enterprise object, its site and its machine object.
+
+    [MS-MQDS] installation is out of scope of MC-MQDSRP; mqspec models it as directory client
+    requests at the PEC, which is the authority of both partitions (E-184).
+    """
+    world.add_node(pec, Role.PEC, site, pec)
+    world.start(pec)
+    world.site_guid(site)
+    world.client_request(pec, ClientRequest("create", ObjectType.MQDS_ENTERPRISE, PEC_PARTITION_ID,
+                                            path_name=enterprise_name,
+                                            properties=(Property(P["PROPID_E_NAME"], enterprise_name),
+                                                        Property(P["PROPID_E_PECNAME"], pec))))
+    create_site(world, pec, site, pec)
+    create_machine(world, pec, pec, site, service=4)
+
+
+def create_site(world: World, at: str, site: str, psc: str) -> int:
+    """A site object in the enterprise partition: "a site object is created ... by PEC0" (4.1)."""
+    site_id = world.site_guid(site)
+    return world.client_request(at, ClientRequest(
+        "create", ObjectType.MQDS_SITE, PEC_PARTITION_ID, path_name=site,
+        properties=(Property(P["PROPID_S_PATHNAME"], site), Property(P["PROPID_S_SITEID"], site_id),
+                    Property(P["PROPID_S_PSC"], psc)),
+    ))
+
+
+def create_machine(world: World, at: str, machine: str, site: str, service: int = 0) -> int:
+    """A machine object in its site's partition; PROPID_QM_SERVICE 2 makes it a BSC (3.1.7.2.5)."""
+    site_id = world.site_guid(site)
+    return world.client_request(at, ClientRequest(
+        "create", ObjectType.MQDS_MACHINE, site_id, path_name=machine,
+        properties=(Property(P["PROPID_QM_PATHNAME"], machine), Property(P["PROPID_QM_SITE_ID"], site_id),
+                    Property(P["PROPID_QM_SERVICE"], service),
+                    Property(P["PROPID_QM_MACHINE_ID"], Guid.from_name(f"qm:{machine}"))),
+    ))
+
+
+def add_site(world: World, site: str, psc: str) -> None:
+    """4.1: the PEC creates the site object, then the new PSC starts and synchronizes."""
+    pec = next(n for n, qm in world.nodes.items() if qm.is_pec)
+    world.add_node(psc, Role.PSC, site, pec)
+    create_site(world, pec, site, psc)
+    world.start(psc)
+
+
+def add_bsc(world: World, site: str, bsc: str) -> None:
+    """4.2: the PSC's site gets a machine object with the BSC service, then the BSC starts."""
+    psc_name = next(n for n, qm in world.nodes.items() if qm.is_psc and qm.site_identifier == world.site_guid(site))
+    pec = next(n for n, qm in world.nodes.items() if qm.is_pec)
+    world.add_node(bsc, Role.BSC, site, pec, psc=psc_name)
+    create_machine(world, psc_name, bsc, site, service=SERVICE_BSC)
+    world.start(bsc)
+
+
+def delete_request(world: World, at: str, object_type: ObjectType, partition: Guid, *, path: str | None = None,
+                   guid: Guid | None = None) -> int:
+    return world.client_request(at, ClientRequest("delete", object_type, partition, path_name=path, guid=guid,
+                                                  scope=default_scope(object_type, partition)))

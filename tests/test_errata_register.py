@@ -1,0 +1,179 @@
+"""The errata register against the code: every cited id has an entry, and every entry's evidence runs.
+
+Checks that every ``E-NNN`` the code cites is in the register, that every entry whose evidence is
+``pytest tests/refimpl/test_errata_evidence.py -k eNNN`` (or ``test_errata_evidence_2.py``) has
+exactly one ``test_eNNN_*`` among the evidence files, in the file its evidence names (covering the
+entry's section), that every ``python -c "..."`` evidence exits 0, and that ids are unique and the
+fields a reader needs are filled in.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mqspec import errata
+
+ROOT = Path(__file__).resolve().parents[1]
+#: the evidence tests, split in two files to keep each readable; an entry's evidence names its file
+EVIDENCE_FILES = tuple(ROOT / "tests" / "refimpl" / name
+                       for name in ("test_errata_evidence.py", "test_errata_evidence_2.py"))
+CODE_FOLDERS = ("refimpl", "model", "mqspec")
+ID = re.compile(r"E-(\d{3})")
+#: "E-180 .. E-189", "E-040..E-043": a block of ids reserved for an area, not each a citation
+ID_RANGE = re.compile(r"E-(\d{3})\s*\.\.\s*E-(\d{3})")
+PYTEST_EVIDENCE = re.compile(r"(test_errata_evidence(?:_\d+)?\.py)\s+-k\s+(e\d{3})\b")
+PYTHON_C = "python -c "
+REQUIRED = ("literal", "problem", "evidence", "resolution")
+
+ENTRIES = errata.load()
+IDS = {e.id for e in ENTRIES}
+
+
+def raw_entries() -> list[tuple[str, dict]]:
+    """Every entry as its YAML file holds it (before the loader checks anything), with the file name."""
+    rows = []
+    for path in sorted((ROOT / "mqspec" / "register").glob("*.yaml")):
+        rows.extend((path.name, raw) for raw in yaml.safe_load(path.read_text(encoding="utf-8")) or [])
+    return rows
+
+
+def cited_ids() -> tuple[dict[str, list[str]], dict[tuple[int, int], list[str]]]:
+    """Ids cited in the code (id -> files) and id ranges (low, high) -> files."""
+    singles: dict[str, list[str]] = collections.defaultdict(list)
+    ranges: dict[tuple[int, int], list[str]] = collections.defaultdict(list)
+    for folder in CODE_FOLDERS:
+        for path in sorted((ROOT / folder).glob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            where = path.relative_to(ROOT).as_posix()
+            for m in ID_RANGE.finditer(text):
+                ranges[(int(m.group(1)), int(m.group(2)))].append(where)
+            for m in ID.finditer(ID_RANGE.sub(" ", text)):
+                singles[m.group(0)].append(where)
+    return singles, ranges
+
+
+def python_c_command(evidence: str) -> tuple[str, str] | None:
+    """The code after ``python -c`` in double quotes (``\\"`` read as a quote) and the text after it.
+
+    None when the evidence has no such command.
+    """
+    start = evidence.find(PYTHON_C + '"')
+    if start < 0:
+        return None
+    i = start + len(PYTHON_C) + 1
+    code = []
+    while i < len(evidence):
+        ch = evidence[i]
+        if ch == "\\" and evidence[i + 1:i + 2] == '"':
+            code.append('"')
+            i += 2
+            continue
+        if ch == '"':
+            return "".join(code), evidence[i + 1:].strip()
+        code.append(ch)
+        i += 1
+    raise AssertionError(f"unterminated python -c command in evidence: {evidence!r}")
+
+
+def evidence_tests() -> dict[str, list[tuple[str, ast.FunctionDef]]]:
+    """The test functions of the evidence files, by the ``eNNN`` their name starts with, with their file's name."""
+    found: dict[str, list[tuple[str, ast.FunctionDef]]] = collections.defaultdict(list)
+    for path in EVIDENCE_FILES:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and (m := re.match(r"test_(e\d{3})_", node.name)):
+                found[m.group(1)].append((path.name, node))
+    return found
+
+
+def covered_sections(fn: ast.FunctionDef) -> list[tuple[str, str]]:
+    return [
+        (d.args[0].value, d.args[1].value)
+        for d in fn.decorator_list
+        if isinstance(d, ast.Call) and getattr(d.func, "id", None) == "covers" and len(d.args) == 2
+        and all(isinstance(a, ast.Constant) for a in d.args)
+    ]
+
+
+PYTEST_ENTRIES = [e for e in ENTRIES if PYTEST_EVIDENCE.search(e.evidence)]
+PYTHON_ENTRIES = [e for e in ENTRIES if python_c_command(e.evidence) is not None]
+
+
+def test_every_cited_id_has_a_register_entry():
+    """Every E-NNN cited in refimpl/, model/ and mqspec/ names a register entry; a cited range starts at one."""
+    singles, ranges = cited_ids()
+    missing = {i: files for i, files in singles.items() if i not in IDS}
+    assert not missing, f"ids cited in the code with no register entry: {missing}"
+    empty = {f"E-{lo:03d}..E-{hi:03d}": files for (lo, hi), files in ranges.items() if f"E-{lo:03d}" not in IDS}
+    assert not empty, f"id ranges cited in the code whose first id has no entry: {empty}"
+
+
+def test_pytest_evidence_names_exactly_one_test():
+    """Every entry whose evidence is ``-k eNNN`` has exactly one test_eNNN_*, in the file it names, covering its section."""
+    tests = evidence_tests()
+    problems = []
+    for entry in PYTEST_ENTRIES:
+        file_name, key = PYTEST_EVIDENCE.search(entry.evidence).groups()
+        if key != entry.id.replace("E-", "e"):
+            problems.append(f"{entry.id}: evidence selects {key}")
+        found = tests.get(key, [])
+        if len(found) != 1:
+            problems.append(f"{entry.id}: {len(found)} test functions named test_{key}_*")
+            continue
+        where, fn = found[0]
+        if where != file_name:
+            # the command the reader runs would select no test at all
+            problems.append(f"{entry.id}: evidence runs {file_name} but {fn.name} is in {where}")
+        if (entry.document, entry.section) not in covered_sections(fn):
+            problems.append(f"{entry.id}: {fn.name} does not cover {entry.document} {entry.section}")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_evidence_test_belongs_to_an_entry():
+    """Every test_eNNN_* in the evidence files is named by its entry's evidence (no orphans)."""
+    named = {PYTEST_EVIDENCE.search(e.evidence).group(2) for e in PYTEST_ENTRIES}
+    orphans = sorted(set(evidence_tests()) - named)
+    assert not orphans, f"evidence tests no register entry points to: {orphans}"
+
+
+#: what the evidence says the command does: raise an error, or print a quoted text
+RAISES = re.compile(r"raises (\w+)")
+PRINTS = re.compile(r'prints "([^"]+)"')
+
+
+@pytest.mark.parametrize("entry", PYTHON_ENTRIES, ids=lambda e: e.id)
+def test_python_evidence_runs(entry):
+    """The entry's ``python -c "..."`` evidence runs: exit 0 (or the error it says it raises), and prints what it quotes."""
+    venv_python = ROOT / ".venv" / "bin" / "python"
+    python = str(venv_python) if venv_python.exists() else sys.executable
+    code, said = python_c_command(entry.evidence)
+    done = subprocess.run([python, "-c", code], check=False, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    if (raises := RAISES.match(said)) is not None:
+        # "raises DecodeError ...": the failure is the evidence
+        last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
+        assert done.returncode != 0 and raises.group(1) in last, f"{entry.id}: {code}\n{done.stderr}"
+        return
+    assert done.returncode == 0, f"{entry.id}: {code}\n{done.stderr}"
+    if (prints := PRINTS.match(said)) is not None:
+        assert done.stdout.startswith(prints.group(1)), f"{entry.id}: printed {done.stdout!r}"
+
+
+def test_ids_unique_and_required_fields_filled():
+    """Register ids are unique across files, and literal, problem, evidence and resolution are non-empty text."""
+    rows = raw_entries()
+    counts = collections.Counter(raw.get("id") for _, raw in rows)
+    assert not [i for i, n in counts.items() if n > 1], f"ids used more than once: {counts.most_common(5)}"
+    empty = [
+        f"{name}: {raw.get('id')}.{key}" for name, raw in rows for key in REQUIRED
+        if not isinstance(raw.get(key), str) or not raw[key].strip()
+    ]
+    assert not empty, f"empty register fields: {empty}"
+    assert all(re.fullmatch(r"E-\d{3}", str(raw.get("id"))) for _, raw in rows)
