@@ -113,7 +113,10 @@ def errata(as_json: bool) -> None:
     """The errata and clarifications register."""
     from mqspec import errata as register
 
-    entries = register.load()
+    try:
+        entries = register.load()
+    except ValueError as exc:
+        fail("errata error", str(exc))
     if as_json:
         emit([e.to_json() for e in entries])
         return
@@ -149,6 +152,11 @@ def demo() -> None:
     from mqspec.demo import run
 
     run()
+
+
+from mqspec.cli_scenario import scenario  # noqa: E402  (the group's module does not import this one)
+
+main.add_command(scenario)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,103 @@
+"""``mqspec scenario run``: run a scenario file on the simulated enterprise.
+
+Exit status: 0 when the run finished and every ``expect`` held, 1 when an expectation (or a
+step's expected status) failed, 2 for a file that is not a valid scenario (one stderr line).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from mqspec.refimpl.effects import Mode
+
+
+def _fail(kind: str, text: str) -> NoReturn:
+    # the same one-line shape as mqspec.cli.fail (not imported: cli.py imports this module)
+    click.echo(f"mqspec: {kind}: {text}", err=True)
+    sys.exit(2)
+
+
+@click.group()
+def scenario() -> None:
+    """Run scenario files (the examples of MC-MQDSRP section 4, counterexamples, workloads)."""
+
+
+@scenario.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--mode", type=click.Choice([m.value for m in Mode]), default=Mode.CLARIFIED.value,
+              show_default=True, help="Run the clarified reading or the literal text.")
+@click.option("--seed", type=int, default=0, show_default=True, help="The simulator's seed.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), metavar="OUT.ndjson",
+              help="Write every trace record as one JSON line.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result and every node's state as JSON.")
+def run(file: str, mode: str, seed: int, trace_path: str | None, as_json: bool) -> None:
+    """Build the scenario's enterprise, run its steps, check its expectations."""
+    from mqspec.refimpl import scenario as sc
+    from mqspec.refimpl.scenario_run import run as run_scenario
+    from mqspec.refimpl.scenario_run import trace_id
+
+    try:
+        parsed = sc.load(file)
+    except sc.ScenarioError as exc:
+        _fail("scenario error", f"{file}: {exc}")
+    run_mode = Mode(mode)
+    header = {"trace": trace_id(parsed.name, run_mode, seed), "format": 1}
+    with contextlib.ExitStack() as stack:
+        sink: Callable[[dict[str, Any]], None] | None = None
+        if trace_path is not None:
+            try:
+                out = stack.enter_context(Path(trace_path).open("w", encoding="utf-8"))
+            except OSError as exc:
+                _fail("error", f"{trace_path}: {exc.strerror}")
+
+            def write(record: dict[str, Any]) -> None:
+                out.write(json.dumps({**header, **record}, separators=(",", ":")) + "\n")
+
+            sink = write
+
+        result = run_scenario(parsed, mode=run_mode, seed=seed, trace=sink)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        _summary(result)
+    for failure in result.failures:
+        click.echo(f"mqspec: expectation failed: {file}: {failure}", err=True)
+    sys.exit(1 if result.failures else 0)
+
+
+def _summary(result: Any) -> None:
+    """A short table: each node's partitions, objects and tombstones, then the outcome."""
+    from rich.console import Console
+    from rich.table import Table
+
+    world = result.world
+    site_names = {str(guid): name for name, guid in world.sites.items()}
+    site_names["00000000-0000-0000-0000-000000000000"] = "enterprise"
+    table = Table(title=f"{result.scenario.name} ({result.mode.value}, seed {result.seed})")
+    for col in ("node", "role", "up", "partitions: last/purged state", "objects", "tombstones"):
+        table.add_column(col)
+    for name, node in world.snapshot().items():
+        parts = [
+            f"{site_names.get(pid, pid[:8])}: {p['last_seq']}/{p['purged_seq']}"
+            + ("" if p["purge_state"] == "NORMAL" else f" {p['purge_state']}")
+            for pid, p in node["partitions"].items()
+        ]
+        objects = sum(len(p["objects"]) for p in node["partitions"].values())
+        table.add_row(name, node["role"], "yes" if world.up[name] else "no", ", ".join(parts), str(objects),
+                      str(len(node["deleted_objects"])))
+    console = Console()
+    console.print(table)
+    problems = result.problems
+    verdict = "converged" if not problems else f"NOT converged ({len(problems)} problems)"
+    console.print(f"{verdict}; {world.now:.0f} simulated seconds, {world.messages_processed} messages")
+    for line in problems[:5]:
+        console.print(f"  {line}", markup=False, highlight=False)
+    if len(problems) > 5:
+        console.print(f"  ... {len(problems) - 5} more")

@@ -1,0 +1,649 @@
+"""Scenario files: an enterprise and the steps to run on it (``mqspec scenario run``).
+
+A scenario is a JSON or YAML mapping with three keys: ``description`` (optional text),
+``enterprise`` and ``steps``. Parsing is strict: an unknown key, a missing field, a name that
+does not exist at that point of the file, a wrong type or an unknown PROPID is a
+:class:`ScenarioError` naming where it is (``steps[3].create: unknown PROPID 'PROPID_Q_LABL'``).
+
+Enterprise (built before the first step; the PEC's site first, then the other sites, then the
+BSCs, then the client machines, settling after each so a PSC owns its site partition before
+its BSCs are added)::
+
+    enterprise:
+      pec: PEC0
+      name: enterprise            # optional: the enterprise object's name
+      settle: {quiet: 30, window: 10}   # optional: how the build settles (these are the defaults)
+      sites:
+        site0: {psc: PEC0, bscs: [BSC01, BSC02]}
+        site1: {psc: PSC1, machines: [C14]}   # machines: directory clients' machine objects
+
+Steps (each a mapping with exactly one key, the step's kind):
+
+* ``create`` / ``update`` / ``delete``: a directory client's request at server ``at``, with
+  ``type`` (queue | machine | site | enterprise | cn | user | routinglink), ``path`` or ``guid``,
+  ``site`` (the partition; by default a queue ``M\\q`` goes to the site of machine ``M`` as
+  ``at``'s directory knows it, a machine or a GUID-named object to its partition there,
+  enterprise types to the enterprise partition), ``properties`` (PROPID name -> value in the
+  JSON forms of :mod:`mqspec.model.jsonform`) and ``expect_status`` (an HRESULT name such as
+  ``MQ_OK`` or a number; checked when the request completes, at the latest at the end);
+* ``add_site: {site, psc}``, ``add_bsc: {site, bsc}`` (4.1, 4.2);
+* ``settle: {limit, quiet, window}`` (all optional seconds: run until nothing changes for
+  ``quiet`` seconds, giving up after ``limit``); ``advance: SECONDS``;
+* ``drop`` / ``duplicate`` / ``delay`` (``seconds``): ``{from, to, operation, times}``, all
+  optional; ``operation`` is a replication message name such as ``ChangePropagation``;
+* ``partition: [A, B]``, ``heal: [A, B]`` (or ``heal: all``);
+* ``crash: NODE`` or ``crash: {node, lose: volatile | all}``; ``restart: NODE``;
+* ``repeat: {times, steps}``;
+* ``expect``: assertions on the state at that point, all of which must hold (below).
+
+Assertions of ``expect`` (``at`` is a node name or a list of them; a count or sequence
+condition ``C`` is an integer or a string ``"OP N"`` with OP one of == != < <= > >=)::
+
+    converged: true | false          # convergence_problems() is empty (or not)
+    partition: {at, site: NAME | enterprise, present, last_seq: C, purged_seq: C,
+                allowed_purge_seq: C, purge_state: NORMAL | SYNC0 | ..., authority: NODE}
+    object:    {at, type, path | guid, present (default true), seq: C}
+    tombstone: {at, type, path | guid, present (default true), seq: C}   # DeletedObjectCollection
+    neighbors: {at, psc: [NODES], bsc: [NODES]}                  # exactly these
+    received:  {at, from, operation, count: C (default ">= 1")}  # replication messages
+    sent:      {at, to, operation, count: C}
+    directory: {at, operation: create | update | delete | read | reset1 | reset2, count: C}
+
+Each assertion kind may also be given a list of such mappings. A failed assertion is recorded
+(``steps[7].expect: ...``) and the run goes on; the caller exits 1 when any failed.
+:mod:`mqspec.refimpl.scenario_run` runs a parsed scenario.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import yaml
+from mqspec.model.errors import ModelError
+from mqspec.model.guid import Guid
+from mqspec.model.jsonform import converter
+from mqspec.model.mqdsrp import Operation
+from mqspec.model.propids import PROPIDS, ObjectType, object_type_of
+from mqspec.model.propvalue import Property
+
+from . import status as st
+
+#: object type names of scenario files, as the snapshots print them
+TYPES = {t.name.removeprefix("MQDS_").lower(): t for t in ObjectType}
+ENTERPRISE_TYPES = frozenset({ObjectType.MQDS_ENTERPRISE, ObjectType.MQDS_SITE, ObjectType.MQDS_ROUTINGLINK,
+                              ObjectType.MQDS_CN, ObjectType.MQDS_USER})
+#: the reserved site name that means the enterprise partition in assertions
+ENTERPRISE = "enterprise"
+STATUS = {name: value for value, name in st.NAMES.items()}
+COMPARE: dict[str, Callable[[int, int], bool]] = {
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+}
+PURGE_STATES = ("NORMAL", "STARTSYNC0", "SYNC0", "COMPLETESYNC0")
+DIRECTORY_OPERATIONS = ("create", "update", "delete", "read", "reset1", "reset2")
+
+
+def _op_key(name: str) -> str:
+    return name.replace("_", "").casefold().removesuffix("message")
+
+
+#: replication message names: ChangePropagation, CHANGE_PROPAGATION, PSCAck, ... (case-insensitive)
+OPERATIONS = {_op_key(op.name): op for op in Operation}
+
+
+class ScenarioError(Exception):
+    """A scenario file that cannot be run; ``where`` is the path to the offending part."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}" if where else message)
+        self.where = where
+        self.message = message
+
+
+@attrs.frozen
+class Condition:
+    """``value OP target``: an integer condition of an assertion ("OP N", or N for ==)."""
+
+    op: str
+    target: int
+
+    def holds(self, value: int) -> bool:
+        return COMPARE[self.op](value, self.target)
+
+    def __str__(self) -> str:
+        return f"{self.op} {self.target}"
+
+
+@attrs.frozen
+class Site:
+    name: str
+    psc: str
+    bscs: tuple[str, ...] = ()
+    machines: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Enterprise:
+    pec: str
+    sites: tuple[Site, ...]
+    name: str = "enterprise"
+    settle: Mapping[str, float] = attrs.field(factory=dict)
+
+    def ordered_sites(self) -> list[Site]:
+        """The PEC's site first, then the others in file order."""
+        return sorted(self.sites, key=lambda s: s.psc != self.pec)
+
+
+@attrs.frozen
+class Step:
+    """One validated step: ``where`` names it in messages, ``args`` holds its normalized fields."""
+
+    where: str
+    kind: str
+    args: Mapping[str, Any]
+
+
+@attrs.frozen
+class Scenario:
+    name: str
+    enterprise: Enterprise
+    steps: tuple[Step, ...]
+    description: str = ""
+
+
+# --- reading the file -------------------------------------------------------------------------
+
+
+def load(path: str | Path) -> Scenario:
+    """Read and validate a scenario file (JSON or YAML); every problem is a ScenarioError."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError("", exc.strerror or str(exc)) from None
+    except UnicodeDecodeError:
+        raise ScenarioError("", "not UTF-8 text") from None
+    try:
+        if p.suffix.lower() == ".json":
+            data = json.loads(text)
+        else:
+            data = yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError("", f"line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""
+        raise ScenarioError("", f"{where}{getattr(exc, 'problem', None) or exc}") from None
+    return parse(data, p.stem)
+
+
+def parse(data: object, name: str = "scenario") -> Scenario:
+    """Validate a scenario already read into Python values."""
+    top = _Fields(data, "", {"description", "enterprise", "steps"})
+    description = top.opt("description", str, "")
+    enterprise = _parse_enterprise(top.req("enterprise", dict), "enterprise")
+    names = _Names(enterprise)
+    raw_steps = top.req("steps", list)
+    steps = _parse_steps(raw_steps, "steps", names, repeated=False)
+    return Scenario(name, enterprise, steps, description)
+
+
+class _Fields:
+    """Strict access to a mapping: unknown keys, missing keys and wrong types are errors."""
+
+    def __init__(self, data: object, where: str, allowed: set[str]) -> None:
+        if not isinstance(data, dict):
+            raise ScenarioError(where, f"expected a mapping, not {_kind(data)}")
+        for key in data:
+            if not isinstance(key, str) or key not in allowed:
+                raise ScenarioError(where, f"unknown key {key!r} (known: {', '.join(sorted(allowed))})")
+        self.data = data
+        self.where = where
+
+    def at(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def req(self, key: str, kind: type | tuple[type, ...]) -> Any:
+        if key not in self.data:
+            raise ScenarioError(self.where, f"missing {key!r}")
+        return _typed(self.data[key], kind, self.at(key))
+
+    def opt(self, key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+        if key not in self.data or self.data[key] is None:
+            return default
+        return _typed(self.data[key], kind, self.at(key))
+
+    def seconds(self, key: str, default: float | None = None, *, required: bool = False) -> float | None:
+        if required:
+            value = self.req(key, (int, float))
+        else:
+            value = self.opt(key, (int, float), default)
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise ScenarioError(self.at(key), f"expected a non-negative number of seconds, not {value!r}")
+        return value
+
+    def count(self, key: str, default: int | None = None, *, required: bool = False) -> int | None:
+        value = self.req(key, int) if required else self.opt(key, int, default)
+        if value is not None and value < 1:
+            raise ScenarioError(self.at(key), f"expected a positive count, not {value!r}")
+        return value
+
+
+def _kind(value: object) -> str:
+    names = {dict: "a mapping", list: "a list", str: "text", bool: "a boolean", int: "an integer",
+             float: "a number", type(None): "nothing"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _typed(value: object, kind: type | tuple[type, ...], where: str) -> Any:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    # a YAML/JSON boolean is not an integer here, even though Python says it is
+    if isinstance(value, bool) and bool not in kinds:
+        ok = False
+    else:
+        ok = isinstance(value, kinds)
+    if not ok:
+        want = " or ".join(_kind(k()) if k is not type(None) else "nothing" for k in kinds)
+        raise ScenarioError(where, f"expected {want}, not {_kind(value)}")
+    return value
+
+
+def _str_list(value: object, where: str) -> tuple[str, ...]:
+    items = _typed(value, list, where)
+    return tuple(_typed(v, str, f"{where}[{i}]") for i, v in enumerate(items))
+
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def _check_name(value: str, where: str, what: str) -> str:
+    if not _NAME.match(value):
+        raise ScenarioError(where, f"{what} {value!r} is not a name (letters, digits, _ . -)")
+    return value
+
+
+def _parse_enterprise(data: dict, where: str) -> Enterprise:
+    f = _Fields(data, where, {"pec", "name", "sites", "settle"})
+    pec = _check_name(f.req("pec", str), f.at("pec"), "node")
+    sites_raw = f.req("sites", dict)
+    sites: list[Site] = []
+    seen: set[str] = set()
+    for site_name, body in sites_raw.items():
+        at = f"{f.at('sites')}.{site_name}"
+        _check_name(_typed(site_name, str, f.at("sites")), at, "site")
+        if site_name.casefold() == ENTERPRISE:
+            raise ScenarioError(at, f"{ENTERPRISE!r} is reserved for the enterprise partition")
+        s = _Fields(body, at, {"psc", "bscs", "machines"})
+        site = Site(site_name, _check_name(s.req("psc", str), s.at("psc"), "node"),
+                    tuple(_check_name(b, s.at("bscs"), "node") for b in _str_list(s.opt("bscs", list, []), s.at("bscs"))),
+                    tuple(_check_name(m, s.at("machines"), "machine")
+                          for m in _str_list(s.opt("machines", list, []), s.at("machines"))))
+        for node in (site.psc, *site.bscs):
+            if node.casefold() in seen:
+                raise ScenarioError(at, f"node {node!r} is named twice")
+            seen.add(node.casefold())
+        sites.append(site)
+    if not any(s.psc == pec for s in sites):
+        raise ScenarioError(f.at("sites"), f"no site has the PEC {pec!r} as its psc")
+    settle = _settle_args(f.opt("settle", dict, {}), f.at("settle"))
+    return Enterprise(pec, tuple(sites), f.opt("name", str, "enterprise"), settle)
+
+
+class _Names:
+    """The node and site names that exist at a point of the file (add_site / add_bsc add more)."""
+
+    def __init__(self, enterprise: Enterprise) -> None:
+        self.nodes = {enterprise.pec} | {n for s in enterprise.sites for n in (s.psc, *s.bscs)}
+        self.sites = {s.name for s in enterprise.sites}
+
+    def node(self, value: object, where: str) -> str:
+        name = _typed(value, str, where)
+        if name not in self.nodes:
+            raise ScenarioError(where, f"unknown node {name!r} (known: {', '.join(sorted(self.nodes))})")
+        return name
+
+    def nodes_of(self, value: object, where: str) -> tuple[str, ...]:
+        if isinstance(value, list):
+            return tuple(self.node(v, f"{where}[{i}]") for i, v in enumerate(value))
+        return (self.node(value, where),)
+
+    def site(self, value: object, where: str, *, enterprise_ok: bool = False) -> str:
+        name = _typed(value, str, where)
+        if enterprise_ok and name == ENTERPRISE:
+            return name
+        if name not in self.sites:
+            raise ScenarioError(where, f"unknown site {name!r} (known: {', '.join(sorted(self.sites))})")
+        return name
+
+    def new_node(self, value: object, where: str) -> str:
+        name = _check_name(_typed(value, str, where), where, "node")
+        if name.casefold() in {n.casefold() for n in self.nodes}:
+            raise ScenarioError(where, f"node {name!r} already exists")
+        self.nodes.add(name)
+        return name
+
+
+def _parse_steps(raw: list, where: str, names: _Names, *, repeated: bool) -> tuple[Step, ...]:
+    steps = []
+    for i, item in enumerate(raw):
+        at = f"{where}[{i}]"
+        if not isinstance(item, dict) or len(item) != 1:
+            raise ScenarioError(at, "a step is a mapping with exactly one key, its kind "
+                                f"({', '.join(sorted(_STEP_PARSERS))})")
+        kind, body = next(iter(item.items()))
+        if kind not in _STEP_PARSERS:
+            raise ScenarioError(at, f"unknown step {kind!r} (known: {', '.join(sorted(_STEP_PARSERS))})")
+        step_where = f"{at}.{kind}"
+        if repeated and kind in ("add_site", "add_bsc"):
+            raise ScenarioError(step_where, "cannot be repeated: each run would add the same name again")
+        args = _STEP_PARSERS[kind](body, step_where, names, repeated)
+        steps.append(Step(step_where, kind, args))
+    return tuple(steps)
+
+
+def _properties(value: object, where: str, object_type: ObjectType) -> tuple[Property, ...]:
+    data = _typed(value, dict, where)
+    props = []
+    for name, raw in data.items():
+        at = f"{where}.{name}"
+        pdef = PROPIDS.get(name) if isinstance(name, str) else None
+        # named at the step, as the step's reader looks for it: "steps[3].create: unknown PROPID ..."
+        step = where.removesuffix(".properties")
+        if pdef is None:
+            raise ScenarioError(step, f"unknown PROPID {name!r}")
+        if object_type_of(pdef.propid) is not object_type:
+            raise ScenarioError(step, f"{name} is not a property of a {_type_name(object_type)} (3.1.1.4)")
+        try:
+            props.append(converter.structure({"propid": name, "value": raw}, Property))
+        except (ModelError, ValueError, TypeError, AttributeError) as exc:
+            raise ScenarioError(at, f"bad value {raw!r} for {pdef.vartype.name}: {exc}") from None
+    return tuple(props)
+
+
+def _type_name(t: ObjectType) -> str:
+    return t.name.removeprefix("MQDS_").lower()
+
+
+def _guid(value: object, where: str) -> Guid:
+    text = _typed(value, str, where)
+    try:
+        return Guid.parse(text)
+    except (ModelError, ValueError) as exc:
+        raise ScenarioError(where, f"not a GUID: {text!r} ({exc})") from None
+
+
+def _object_type(f: _Fields) -> ObjectType:
+    name = f.req("type", str)
+    if name not in TYPES:
+        raise ScenarioError(f.at("type"), f"unknown object type {name!r} (known: {', '.join(TYPES)})")
+    return TYPES[name]
+
+
+def _object_ref(f: _Fields, object_type: ObjectType) -> tuple[str | None, Guid | None]:
+    """``path`` or ``guid``, exactly one; a path with control characters is a quoting slip."""
+    path = f.opt("path", str)
+    guid = _guid(f.data["guid"], f.at("guid")) if f.data.get("guid") is not None else None
+    if (path is None) == (guid is None):
+        raise ScenarioError(f.where, "give exactly one of 'path' and 'guid'")
+    if path is not None:
+        if any(ord(c) < 0x20 for c in path):
+            raise ScenarioError(f.at("path"), f"{path!r} holds a control character (in YAML, quote paths "
+                                "with single quotes: \"C14\\testq\" turns \\t into a tab)")
+        if object_type is ObjectType.MQDS_QUEUE and "\\" not in path:
+            raise ScenarioError(f.at("path"), f"a queue path is MACHINE\\NAME, not {path!r}")
+    return path, guid
+
+
+def _parse_change(operation: str) -> Callable[[object, str, _Names, bool], dict]:
+    def parse_change(body: object, where: str, names: _Names, _repeated: bool) -> dict:
+        f = _Fields(body, where, {"at", "type", "path", "guid", "site", "properties", "expect_status"})
+        object_type = _object_type(f)
+        path, guid = _object_ref(f, object_type)
+        if operation == "create" and guid is not None:
+            raise ScenarioError(f.at("guid"), "a create names its object by 'path' (the server assigns the GUID)")
+        site = None
+        if "site" in f.data:
+            if object_type in ENTERPRISE_TYPES:
+                raise ScenarioError(f.at("site"), f"a {_type_name(object_type)} belongs to the enterprise partition")
+            site = names.site(f.data["site"], f.at("site"))
+        elif operation == "create" and object_type is ObjectType.MQDS_MACHINE:
+            raise ScenarioError(where, "missing 'site' (the partition of the new machine)")
+        properties: tuple[Property, ...] = ()
+        if "properties" in f.data:
+            if operation == "delete":
+                raise ScenarioError(f.at("properties"), "a delete carries no properties")
+            properties = _properties(f.data["properties"], f.at("properties"), object_type)
+        elif operation == "update":
+            raise ScenarioError(where, "missing 'properties' (what the update changes)")
+        expected = None
+        if f.data.get("expect_status") is not None:
+            value = _typed(f.data["expect_status"], (str, int), f.at("expect_status"))
+            if isinstance(value, str):
+                if value not in STATUS:
+                    raise ScenarioError(f.at("expect_status"), f"unknown status {value!r} "
+                                        f"(known: {', '.join(sorted(STATUS))})")
+                value = STATUS[value]
+            expected = value
+        return {"operation": operation, "at": names.node(f.req("at", str), f.at("at")), "type": object_type,
+                "path": path, "guid": guid, "site": site, "properties": properties, "expect_status": expected}
+
+    return parse_change
+
+
+def _parse_add_site(body: object, where: str, names: _Names, _r: bool) -> dict:
+    f = _Fields(body, where, {"site", "psc"})
+    site = _check_name(f.req("site", str), f.at("site"), "site")
+    if site in names.sites or site.casefold() == ENTERPRISE:
+        raise ScenarioError(f.at("site"), f"site {site!r} already exists")
+    psc = names.new_node(f.req("psc", str), f.at("psc"))
+    names.sites.add(site)
+    return {"site": site, "psc": psc}
+
+
+def _parse_add_bsc(body: object, where: str, names: _Names, _r: bool) -> dict:
+    f = _Fields(body, where, {"site", "bsc"})
+    site = names.site(f.req("site", str), f.at("site"))
+    return {"site": site, "bsc": names.new_node(f.req("bsc", str), f.at("bsc"))}
+
+
+def _settle_args(data: dict, where: str) -> dict:
+    f = _Fields(data, where, {"limit", "quiet", "window"})
+    out = {k: f.seconds(k) for k in ("limit", "quiet", "window") if f.data.get(k) is not None}
+    if out.get("window") == 0:
+        raise ScenarioError(f.at("window"), "a window of 0 seconds never advances time")
+    return out
+
+
+def _parse_settle(body: object, where: str, _n: _Names, _r: bool) -> dict:
+    return _settle_args({} if body is None else body, where)  # type: ignore[arg-type]
+
+
+def _parse_advance(body: object, where: str, _n: _Names, _r: bool) -> dict:
+    f = _Fields({"seconds": body}, where, {"seconds"})
+    return {"seconds": f.seconds("seconds", required=True)}
+
+
+def _parse_fault(kind: str) -> Callable[[object, str, _Names, bool], dict]:
+    def parse_fault(body: object, where: str, names: _Names, _r: bool) -> dict:
+        allowed = {"from", "to", "operation", "times"} | ({"seconds"} if kind == "delay" else set())
+        f = _Fields({} if body is None else body, where, allowed)
+        operation = None
+        if f.data.get("operation") is not None:
+            operation = _operation(f.data["operation"], f.at("operation"))
+        return {
+            "from": names.node(f.data["from"], f.at("from")) if f.data.get("from") is not None else None,
+            "to": names.node(f.data["to"], f.at("to")) if f.data.get("to") is not None else None,
+            "operation": operation, "times": f.count("times"),
+            "seconds": f.seconds("seconds", required=True) if kind == "delay" else 0.0,
+        }
+
+    return parse_fault
+
+
+def _operation(value: object, where: str) -> Operation:
+    name = _typed(value, str, where)
+    op = OPERATIONS.get(_op_key(name))
+    if op is None:
+        known = ", ".join(operation_name(o) for o in Operation)
+        raise ScenarioError(where, f"unknown replication message {name!r} (known: {known})")
+    return op
+
+
+def operation_name(op: Operation) -> str:
+    """The message name scenario files use: ChangePropagation, PSCAck, ..."""
+    return "".join(w if w in ("PSC", "BSC") else w.capitalize() for w in op.name.split("_"))
+
+
+def _pair(body: object, where: str, names: _Names) -> tuple[str, str]:
+    items = _typed(body, list, where)
+    if len(items) != 2:
+        raise ScenarioError(where, f"expected two node names, not {len(items)}")
+    a, b = (names.node(v, f"{where}[{i}]") for i, v in enumerate(items))
+    if a == b:
+        raise ScenarioError(where, "a node cannot be cut off from itself")
+    return a, b
+
+
+def _parse_partition(body: object, where: str, names: _Names, _r: bool) -> dict:
+    a, b = _pair(body, where, names)
+    return {"a": a, "b": b}
+
+
+def _parse_heal(body: object, where: str, names: _Names, _r: bool) -> dict:
+    if body is None or body == "all":
+        return {"a": None, "b": None}
+    a, b = _pair(body, where, names)
+    return {"a": a, "b": b}
+
+
+def _parse_crash(body: object, where: str, names: _Names, _r: bool) -> dict:
+    if isinstance(body, str):
+        return {"node": names.node(body, where), "lose": "volatile"}
+    f = _Fields(body, where, {"node", "lose"})
+    lose = f.opt("lose", str, "volatile")
+    if lose not in ("volatile", "all"):
+        raise ScenarioError(f.at("lose"), f"expected 'volatile' or 'all', not {lose!r}")
+    return {"node": names.node(f.req("node", str), f.at("node")), "lose": lose}
+
+
+def _parse_restart(body: object, where: str, names: _Names, _r: bool) -> dict:
+    return {"node": names.node(body, where)}
+
+
+def _parse_repeat(body: object, where: str, names: _Names, _r: bool) -> dict:
+    f = _Fields(body, where, {"times", "steps"})
+    times = f.count("times", required=True)
+    steps = _parse_steps(f.req("steps", list), f.at("steps"), names, repeated=times > 1)
+    return {"times": times, "steps": steps}
+
+
+# --- assertions -------------------------------------------------------------------------------
+
+
+def _condition(value: object, where: str) -> Condition:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return Condition("==", value)
+    text = _typed(value, (str, int), where)
+    m = re.fullmatch(r"\s*(==|!=|<=|>=|<|>)\s*(\d+)\s*", text)
+    if m is None:
+        raise ScenarioError(where, f"expected N or \"OP N\" (OP: {' '.join(COMPARE)}), not {text!r}")
+    return Condition(m.group(1), int(m.group(2)))
+
+
+def _assert_partition(f: _Fields, names: _Names) -> dict:
+    out: dict[str, Any] = {"site": names.site(f.req("site", str), f.at("site"), enterprise_ok=True),
+                           "present": f.opt("present", bool, True)}
+    for key in ("last_seq", "purged_seq", "allowed_purge_seq"):
+        if f.data.get(key) is not None:
+            out[key] = _condition(f.data[key], f.at(key))
+    if f.data.get("purge_state") is not None:
+        state = f.opt("purge_state", str)
+        if state not in PURGE_STATES:
+            raise ScenarioError(f.at("purge_state"), f"expected one of {', '.join(PURGE_STATES)}, not {state!r}")
+        out["purge_state"] = state
+    if f.data.get("authority") is not None:
+        out["authority"] = names.node(f.data["authority"], f.at("authority"))
+    return out
+
+
+def _assert_object(f: _Fields, names: _Names) -> dict:
+    object_type = _object_type(f)
+    path, guid = _object_ref(f, object_type)
+    out = {"type": object_type, "path": path, "guid": guid, "present": f.opt("present", bool, True)}
+    if f.data.get("seq") is not None:
+        out["seq"] = _condition(f.data["seq"], f.at("seq"))
+    return out
+
+
+def _assert_neighbors(f: _Fields, names: _Names) -> dict:
+    out = {}
+    for key in ("psc", "bsc"):
+        if key in f.data:
+            out[key] = tuple(names.node(v, f"{f.at(key)}[{i}]") for i, v in enumerate(_typed(f.data[key], list, f.at(key))))
+    if not out:
+        raise ScenarioError(f.where, "give 'psc' or 'bsc' (or both)")
+    return out
+
+
+def _assert_messages(peer: str) -> Callable[[_Fields, _Names], dict]:
+    def parse(f: _Fields, names: _Names) -> dict:
+        return {"peer": names.node(f.data[peer], f.at(peer)) if f.data.get(peer) is not None else None,
+                "operation": _operation(f.req("operation", str), f.at("operation")),
+                "count": _condition(f.data.get("count", ">= 1"), f.at("count"))}
+
+    return parse
+
+
+def _assert_directory(f: _Fields, names: _Names) -> dict:
+    operation = f.req("operation", str)
+    if operation not in DIRECTORY_OPERATIONS:
+        raise ScenarioError(f.at("operation"), f"expected one of {', '.join(DIRECTORY_OPERATIONS)}")
+    return {"operation": operation, "count": _condition(f.data.get("count", ">= 1"), f.at("count"))}
+
+
+#: assertion kind -> (its keys besides "at", its parser); "converged" is handled apart
+_ASSERTIONS: dict[str, tuple[set[str], Callable[[_Fields, _Names], dict]]] = {
+    "partition": ({"site", "present", "last_seq", "purged_seq", "allowed_purge_seq", "purge_state", "authority"},
+                  _assert_partition),
+    "object": ({"type", "path", "guid", "present", "seq"}, _assert_object),
+    "tombstone": ({"type", "path", "guid", "present", "seq"}, _assert_object),
+    "neighbors": ({"psc", "bsc"}, _assert_neighbors),
+    "received": ({"from", "operation", "count"}, _assert_messages("from")),
+    "sent": ({"to", "operation", "count"}, _assert_messages("to")),
+    "directory": ({"operation", "count"}, _assert_directory),
+}
+
+
+def _parse_expect(body: object, where: str, names: _Names, _r: bool) -> dict:
+    f = _Fields(body, where, {"converged", *_ASSERTIONS})
+    if not f.data:
+        raise ScenarioError(where, "an expect step needs at least one assertion")
+    checks: list[tuple[str, str, dict]] = []
+    if "converged" in f.data:
+        checks.append(("converged", f.at("converged"), {"value": f.req("converged", bool)}))
+    for kind, (keys, parse_one) in _ASSERTIONS.items():
+        if kind not in f.data:
+            continue
+        items = f.data[kind] if isinstance(f.data[kind], list) else [f.data[kind]]
+        for i, item in enumerate(items):
+            at = f.at(kind) if not isinstance(f.data[kind], list) else f"{f.at(kind)}[{i}]"
+            g = _Fields(item, at, keys | {"at"})
+            args = parse_one(g, names)
+            args["at"] = names.nodes_of(g.req("at", (str, list)), g.at("at"))
+            checks.append((kind, at, args))
+    return {"checks": tuple(checks)}
+
+
+_STEP_PARSERS: dict[str, Callable[[object, str, _Names, bool], dict]] = {
+    "create": _parse_change("create"), "update": _parse_change("update"), "delete": _parse_change("delete"),
+    "add_site": _parse_add_site, "add_bsc": _parse_add_bsc, "settle": _parse_settle, "advance": _parse_advance,
+    "drop": _parse_fault("drop"), "duplicate": _parse_fault("duplicate"), "delay": _parse_fault("delay"),
+    "partition": _parse_partition, "heal": _parse_heal, "crash": _parse_crash, "restart": _parse_restart,
+    "repeat": _parse_repeat, "expect": _parse_expect,
+}
