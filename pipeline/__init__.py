@@ -1,0 +1,1 @@
+"""PySpark jobs for campaigns and conformance checking at scale (not yet implemented: see the oracle issue)."""
