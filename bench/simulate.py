@@ -4,7 +4,7 @@ Prints (with --json) replication messages processed per second and DirectoryChan
 second of wall time on one core, with the bytes that crossed the simulated wire. Deterministic in
 everything but the timings: the same seed gives the same messages and the same final state.
 
-    python bench/simulate.py --json [--seconds 600] [--rate 200] [--seed 1] [--mode clarified]
+    python bench/simulate.py --json [--seconds 600] [--rate 2] [--seed 1] [--mode clarified]
 """
 
 from __future__ import annotations
@@ -78,8 +78,8 @@ def workload(world: World, queues: list, rng: random.Random, seconds: float, rat
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--seconds", type=float, default=300.0, help="simulated seconds of workload")
-    ap.add_argument("--rate", type=float, default=200.0, help="directory changes per simulated second")
+    ap.add_argument("--seconds", type=float, default=600.0, help="simulated seconds of workload")
+    ap.add_argument("--rate", type=float, default=2.0, help="directory changes per simulated second")
     ap.add_argument("--queues", type=int, default=50, help="queues per site")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--mode", choices=[m.value for m in Mode], default="clarified")

@@ -185,8 +185,9 @@ class World:
             if not self.up.get(event.node):
                 return
             qm = self.nodes[event.node]
-            self._emit({"event": "timer", "node": event.node, "timer": event.timer.kind,
-                        "args": list(event.timer.args)})
+            if self._trace is not None:
+                self._emit({"event": "timer", "node": event.node, "timer": event.timer.kind,
+                            "args": list(event.timer.args)})
             self._run(qm, lambda ctx: _fire_timer(qm, ctx, event.timer))
             return
         arrived = self.network.handle(event)
@@ -201,8 +202,9 @@ class World:
         qm = self.nodes[name]
         while (msg := self.network.dequeue(name)) is not None:
             self.messages_processed += 1
-            self._emit({"event": "receive", "node": name, "from": msg.source_machine, "class": int(msg.klass),
-                        "body": msg.body.hex()})
+            if self._trace is not None:  # records are built only when someone listens (hot path)
+                self._emit({"event": "receive", "node": name, "from": msg.source_machine,
+                            "class": int(msg.klass), "body": msg.body.hex()})
             self._receiving = True
             try:
                 self._run(qm, lambda ctx, m=msg: receiving_replication_messages(
@@ -230,8 +232,10 @@ class World:
                 response_queue=effect.response_queue, sender_identifier_type=effect.sender_identifier_type,
                 sender_identifier=effect.sender_identifier,
             )
-            self._emit({"event": "send", "node": effect.node, "to": effect.destination, "priority": effect.priority,
-                        "timeout": effect.time_to_reach_queue, "ack": effect.ack_requested.value, "body": body.hex()})
+            if self._trace is not None:
+                self._emit({"event": "send", "node": effect.node, "to": effect.destination,
+                            "priority": effect.priority, "timeout": effect.time_to_reach_queue,
+                            "ack": effect.ack_requested.value, "body": body.hex()})
             self.network.send(msg)
         elif type(effect) is StartTimer:
             key = (effect.node, effect.timer)
@@ -250,10 +254,11 @@ class World:
         elif type(effect) is DirectoryOperation:
             if effect.status == 0 and effect.operation in ("create", "update", "delete") and self._receiving:
                 self.changes_applied += 1
-            self._emit({"event": "directory", "node": effect.node, "operation": effect.operation,
-                        "status": effect.status, "type": effect.object_type,
-                        "path": effect.path_name, "guid": str(effect.guid) if effect.guid else None,
-                        "seq": effect.seq_number})
+            if self._trace is not None:
+                self._emit({"event": "directory", "node": effect.node, "operation": effect.operation,
+                            "status": effect.status, "type": effect.object_type,
+                            "path": effect.path_name, "guid": str(effect.guid) if effect.guid else None,
+                            "seq": effect.seq_number})
         else:
             self._emit({"event": "clarified", "node": getattr(effect, "node", ""),
                         "erratum": getattr(effect, "erratum", ""), "detail": getattr(effect, "detail", "")})
