@@ -35,6 +35,7 @@ docs: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/codec.py --json
+	$(BIN)/python bench/simulate.py --json
 
 clean:
 	rm -rf $(VENV) docs/_build build *.egg-info
