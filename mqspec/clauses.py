@@ -32,6 +32,8 @@ REGISTERED_MODULES: tuple[str, ...] = (
     "mqspec.refimpl.mqdsrp_objects",
     "mqspec.refimpl.mqdsrp_server",
     "mqspec.refimpl.mqdsrp_client",
+    "mqspec.refimpl.mqsd_client",
+    "mqspec.refimpl.mqsd_server",
 )
 
 _ROOT = Path(__file__).resolve().parent.parent

@@ -154,9 +154,12 @@ def demo() -> None:
     run()
 
 
-from mqspec.cli_scenario import scenario  # noqa: E402  (the group's module does not import this one)
+# the subcommand groups live in their own modules, which do not import this one
+from mqspec.cli_mqsd import mqsd  # noqa: E402
+from mqspec.cli_scenario import scenario  # noqa: E402
 
 main.add_command(scenario)
+main.add_command(mqsd)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -22,6 +22,10 @@ MQDSRP_HANDLERS = [
 ]
 
 
+#: the MS-MQSD sections issue "MS-MQSD and MS-MQCN executable references" lists
+MQSD_HANDLERS = ["3.1.3", "3.1.4.1", "3.1.5.1", "3.1.5.2", "3.1.6.1", "3.1.7.1", "3.1.7.2", "3.2.3", "3.2.5", "3.2.5.1"]
+
+
 @pytest.fixture(scope="module")
 def rows():
     return {(r["document"], r["section"]): r for r in report()}
@@ -33,6 +37,14 @@ def test_every_handler_section_has_code_and_a_test(rows, section):
     row = rows.get(("MC-MQDSRP", section))
     assert row is not None, f"MC-MQDSRP {section} has no registered code"
     assert row["tests"], f"MC-MQDSRP {section} ({row['title']}) has no test"
+
+
+@pytest.mark.parametrize("section", MQSD_HANDLERS)
+def test_every_mqsd_section_has_code_and_a_test(rows, section):
+    """Each MS-MQSD section of the reference is registered by a handler and named by a test's covers()."""
+    row = rows.get(("MS-MQSD", section))
+    assert row is not None, f"MS-MQSD {section} has no registered code"
+    assert row["tests"], f"MS-MQSD {section} ({row['title']}) has no test"
 
 
 def test_registered_code_locations_exist():

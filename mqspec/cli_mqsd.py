@@ -1,0 +1,227 @@
+"""``mqspec mqsd serve`` and ``mqspec mqsd discover``: MS-MQSD over real UDP sockets.
+
+``serve`` answers TopologyClientRequests as 3.2.5.1 says, logging one line per datagram on
+standard output, until SIGTERM or SIGINT (exit 0), or until its thread terminates (3.2.5: the
+socket could not be reopened; exit 1). ``discover`` runs the client of 3.1 and prints the
+DirectoryServerList and ConnectedNetworkIdentifierList; its exit status is 0 when a valid list
+was obtained and 1 when not. Bad arguments print one line ``mqspec: usage: ...`` and exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from mqspec.model.errors import ModelError
+from mqspec.model.guid import Guid
+
+DEFAULT_PORT = 1801
+_SERVER_SPEC = re.compile(r"^(?P<name>[^:]+?)(?::(?P<proto>ip|ipx|ip\+ipx|ipx\+ip))?$")
+
+
+def _fail(kind: str, text: str) -> NoReturn:
+    # the same one-line shape as mqspec.cli.fail (not imported: cli.py imports this module)
+    click.echo(f"mqspec: {kind}: {' '.join(text.split())}", err=True)
+    sys.exit(2)
+
+
+class _OneLineUsage(click.Group):
+    """A group whose subcommands report every usage error as one line and exit 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            _fail("usage", exc.format_message())
+
+
+# --------------------------------------------------------------------------- argument parsing
+
+
+def parse_guid(text: str, option: str) -> Guid:
+    try:
+        return Guid.parse(text)
+    except ModelError:
+        raise click.BadParameter(f"{text!r} is not a GUID", param_hint=option) from None
+
+
+def parse_server(text: str) -> Any:
+    """``NAME[:ip|ipx|ip+ipx]`` -> DirectoryServiceServer (IP only by default)."""
+    from mqspec.model.mqsd import DirectoryServiceServer
+
+    m = _SERVER_SPEC.match(text)
+    if m is None:
+        raise click.BadParameter(f"{text!r} is not NAME[:ip|ipx|ip+ipx]", param_hint="--server")
+    proto = m.group("proto") or "ip"
+    try:
+        return DirectoryServiceServer(m.group("name"), ip="ip" in proto.split("+"), ipx="ipx" in proto.split("+"))
+    except ModelError as exc:
+        raise click.BadParameter(f"{text!r}: {exc}", param_hint="--server") from None
+
+
+def parse_port(text: str, option: str, *, allow_zero: bool) -> int:
+    low = 0 if allow_zero else 1
+    if not text.isdigit() or not low <= int(text) <= 65535:
+        raise click.BadParameter(f"{text!r} is not a port number ({low}..65535)", param_hint=option)
+    return int(text)
+
+
+def parse_host_port(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``HOST`` alone means port 1801), resolved to an IPv4 address."""
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = text, str(DEFAULT_PORT)
+    if not host or any(c.isspace() for c in host) or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise click.BadParameter(f"{text!r} is not HOST:PORT (PORT 1..65535)", param_hint="--to")
+    try:
+        # an IPv4 address to send to (the discovery sockets are IPv4)
+        address = socket.getaddrinfo(host, int(port), socket.AF_INET, socket.SOCK_DGRAM)[0][4][0]
+    except (OSError, UnicodeError) as exc:
+        raise click.BadParameter(f"{text!r}: cannot resolve {host!r} ({exc})", param_hint="--to") from None
+    return address, int(port)
+
+
+def _required(value: Any, option: str) -> Any:
+    if value is None:
+        raise click.UsageError(f"{option} is required")
+    return value
+
+
+# --------------------------------------------------------------------------- the commands
+
+
+@click.group(cls=_OneLineUsage)
+def mqsd() -> None:
+    """MS-MQSD directory service discovery over real UDP sockets."""
+
+
+MODE_OPTION = click.option(
+    "--mode", type=click.Choice(["clarified", "literal"]), default="clarified", show_default=True,
+    help="Run the clarified reading of the errata register or the literal text.",
+)
+
+
+@mqsd.command()
+@click.option("--host", default="0.0.0.0", show_default=True, help="Address to listen on.")
+@click.option("--port", "port_text", default=str(DEFAULT_PORT), show_default=True, metavar="PORT",
+              help="UDP port (0: any free port, printed at start).")
+@click.option("--enterprise", "enterprise_text", metavar="GUID", help="Enterprise.Identifier (required).")
+@click.option("--site", "site_text", metavar="GUID", help="Site.Identifier of this server (required).")
+@click.option("--server", "server_texts", multiple=True, metavar="NAME[:ip|ipx|ip+ipx]",
+              help="A DirectoryServerList entry (repeatable; IP only by default).")
+@click.option("--connected-network", "network_texts", multiple=True, metavar="GUID",
+              help="A ConnectedNetworkIdentifierList entry (repeatable; 1 to 32 required).")
+@MODE_OPTION
+def serve(host: str, port_text: str, enterprise_text: str | None, site_text: str | None,
+          server_texts: tuple[str, ...], network_texts: tuple[str, ...], mode: str) -> None:
+    """Answer TopologyClientRequests over UDP as MS-MQSD 3.2.5.1 says."""
+    from mqspec.model.mqsd import MAX_NETWORKS
+    from mqspec.mqsd_net import UdpResponder
+    from mqspec.refimpl.effects import Mode
+    from mqspec.refimpl.mqsd_server import MqsdServer
+
+    enterprise = parse_guid(_required(enterprise_text, "--enterprise"), "--enterprise")
+    site = parse_guid(_required(site_text, "--site"), "--site")
+    port = parse_port(port_text, "--port", allow_zero=True)
+    servers = tuple(parse_server(t) for t in server_texts)
+    networks = tuple(parse_guid(t, "--connected-network") for t in network_texts)
+    if not 1 <= len(networks) <= MAX_NETWORKS:
+        # a reply's ConnectedNetworkCount "MUST be in the range 1 to 32" (2.2.3; errata E-209)
+        raise click.UsageError(f"give 1 to {MAX_NETWORKS} --connected-network GUIDs, not {len(networks)}")
+
+    def log(line: str) -> None:
+        click.echo(f"mqspec mqsd: {line}")
+        sys.stdout.flush()
+
+    state = MqsdServer(enterprise, site, servers, networks)
+    responder = UdpResponder(state, host, port, mode=Mode(mode), log=log)
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        responder.stop()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        if not responder.open():
+            click.echo(f"mqspec: error: {responder.termination}", err=True)
+            sys.exit(1)
+        h, p = responder.address
+        log(f"listening on {h}:{p} (site {site}, {len(servers)} directory servers, "
+            f"{len(networks)} connected networks, {mode})")
+        responder.serve()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        responder.close()
+    st = responder.stats
+    log(f"stopped: {st.datagrams} datagrams, {st.replies} replies, "
+        f"{sum(st.discarded.values())} dropped, {st.send_errors} send errors")
+    sys.exit(1 if responder.termination else 0)
+
+
+@mqsd.command()
+@click.option("--to", "to_texts", multiple=True, metavar="HOST:PORT[,HOST:PORT...]",
+              help="One network address per --to: the destinations of its broadcast "
+                   "(default: the broadcast address of each local interface, port 1801).")
+@click.option("--enterprise", "enterprise_text", metavar="GUID", help="Enterprise.Identifier (required).")
+@click.option("--site", "site_text", metavar="GUID", help="Site.Identifier of this client (required).")
+@click.option("--timeout", type=click.FloatRange(min=0.001, max=3600.0), default=15.0, show_default=True,
+              metavar="S", help="The Wait For Response Timer, in seconds (3.1.2.1).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@MODE_OPTION
+def discover(to_texts: tuple[str, ...], enterprise_text: str | None, site_text: str | None, timeout: float,
+             as_json: bool, mode: str) -> None:
+    """Run the MS-MQSD client (Get Directory Server List) over UDP and print the lists it obtained."""
+    from mqspec.mqsd_net import MQSD_PORT, Network, local_broadcast_addresses
+    from mqspec.mqsd_net import discover as run_discovery
+    from mqspec.refimpl.effects import Mode
+    from mqspec.refimpl.mqsd_client import MqsdClient
+
+    enterprise = parse_guid(_required(enterprise_text, "--enterprise"), "--enterprise")
+    site = parse_guid(_required(site_text, "--site"), "--site")
+    if to_texts:
+        networks = [Network.to(*(parse_host_port(part) for part in text.split(","))) for text in to_texts]
+    else:
+        networks = [Network.to((address, MQSD_PORT)) for address in local_broadcast_addresses()]
+    if len({n.address for n in networks}) != len(networks):
+        raise click.UsageError("the same network is given twice in --to")
+
+    client = MqsdClient(enterprise_identifier=enterprise, site_identifier=site, wait_for_response_timeout=timeout)
+    notes: list[str] = []
+    try:
+        outcome = run_discovery(client, networks, mode=Mode(mode), log=notes.append)
+    except OSError as exc:
+        click.echo(f"mqspec: error: {exc}", err=True)
+        sys.exit(1)
+    result = outcome.result
+    success = outcome.success
+    report = {
+        "success": success,
+        "directory_server_list": list(result.directory_server_list if result else client.directory_server_list),
+        "connected_network_identifier_list": [
+            str(g) for g in (result.connected_network_identifier_list if result else client.connected_network_identifier_list)
+        ],
+        "last_successful_network_address": str(result.network) if result and result.network else None,
+        "networks": [str(n.address) for n in networks],
+        "requests_sent": outcome.requests,
+        "replies_discarded": dict(sorted(outcome.discarded.items())),
+        "elapsed_seconds": round(outcome.elapsed, 3),
+    }
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(f"result: {'valid list obtained' if success else 'no valid list obtained'}")
+        click.echo(f"directory servers: {', '.join(report['directory_server_list']) or '(none)'}")
+        click.echo(f"connected networks: {', '.join(report['connected_network_identifier_list']) or '(none)'}")
+        if report["last_successful_network_address"]:
+            click.echo(f"via network: {report['last_successful_network_address']}")
+    sys.exit(0 if success else 1)
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m mqspec.cli_mqsd` before cli.py adds the group
+    mqsd(prog_name="mqspec mqsd")
