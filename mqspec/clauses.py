@@ -34,6 +34,10 @@ REGISTERED_MODULES: tuple[str, ...] = (
     "mqspec.refimpl.mqdsrp_client",
     "mqspec.refimpl.mqsd_client",
     "mqspec.refimpl.mqsd_server",
+    "mqspec.refimpl.mqcn_state",
+    "mqspec.refimpl.mqcn_server",
+    "mqspec.refimpl.mqcn_client",
+    "mqspec.refimpl.notify",
 )
 
 _ROOT = Path(__file__).resolve().parent.parent

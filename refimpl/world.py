@@ -71,6 +71,18 @@ class World:
         self._guids = 0
         self._trace = trace
         self._receiving = False
+        # --- MS-MQCN wiring (opt-in, refimpl/notify.py): both stay empty unless a caller adds to them
+        self.notifier: list[Callable[[World, str, DirectoryOperation], None]] = []
+        self.queue_managers: dict[str, Any] = {}  # casefolded machine name -> notify.NotifiedQueueManager
+        # --- observation hook (proofs/ghost.py): begin -----------------------------------------
+        #: Observers of every handler run, for the invariant checkers: ``before(world, qm, event)``
+        #: just before it, ``effect(world, qm, effect)`` as each effect is emitted (the node's
+        #: state at that moment), ``after(world, qm, event, effects)`` once its effects were
+        #: performed, ``crashed(world, name, lose)`` after a crash. ``event`` is ("start",),
+        #: ("client_request", request), ("receive", msg) or ("timer", key). With no observer
+        #: registered nothing of this runs and the world behaves and traces exactly as before.
+        self.observers: list[Any] = []
+        # --- observation hook: end -----------------------------------------------------------
 
     # --- identities ---------------------------------------------------------------------------
 
@@ -97,12 +109,18 @@ class World:
         self.network.add_machine(name, qm.identifier)
         return qm
 
+    def add_queue_manager(self, name: str, site: str, **options: Any) -> Any:
+        """MS-MQCN: a queue manager that is not a directory server, with its notify_queue$ (refimpl/notify.py)."""
+        from .notify import add_queue_manager
+
+        return add_queue_manager(self, name, site, **options)
+
     def start(self, name: str) -> None:
         """Run initialization (3.2.3 and 3.3.3) and let the node take messages from its queue."""
         qm = self.nodes[name]
         self.up[name] = True
         self._emit({"event": "start", "node": name})
-        self._run(qm, lambda ctx: client.client_initialization(qm, ctx))
+        self._run(qm, lambda ctx: client.client_initialization(qm, ctx), ("start",))
         self._drain(name)
 
     def crash(self, name: str, lose: str = "volatile") -> None:
@@ -123,6 +141,8 @@ class World:
             qm.deleted_objects.clear()
             qm.directory = DirectoryStore()
         self._emit({"event": "crash", "node": name, "lose": lose})
+        for observer in self.observers:  # observation hook (proofs/ghost.py)
+            observer.crashed(self, name, lose)
 
     def restart(self, name: str) -> None:
         self.network.restart(name)
@@ -138,7 +158,8 @@ class World:
         self._emit({"event": "client_request", "node": node, "operation": request.operation,
                     "type": type_name(int(request.object_type)), "path": request.path_name,
                     "guid": str(request.guid) if request.guid else None})
-        self._run(qm, lambda ctx: holder.append(directory_client_request(qm, ctx, request, guid)))
+        self._run(qm, lambda ctx: holder.append(directory_client_request(qm, ctx, request, guid)),
+                  ("client_request", request))
         return holder[0]
 
     # --- running ------------------------------------------------------------------------------
@@ -188,10 +209,17 @@ class World:
             if self._trace is not None:
                 self._emit({"event": "timer", "node": event.node, "timer": event.timer.kind,
                             "args": list(event.timer.args)})
-            self._run(qm, lambda ctx: _fire_timer(qm, ctx, event.timer))
+            self._run(qm, lambda ctx: _fire_timer(qm, ctx, event.timer), ("timer", event.timer))
+            return
+        if not self.network.handles(event):
+            event.fire(self)  # type: ignore[attr-defined]  # MS-MQCN: a queue manager's timer (notify.py)
             return
         arrived = self.network.handle(event)
         if arrived is not None:
+            mqcn_qm = self.queue_managers.get(arrived.machine.casefold())
+            if mqcn_qm is not None:  # MS-MQCN: the notify_queue$ Dequeue Message loop (notify.py)
+                mqcn_qm.drain(self)
+                return
             self._drain(arrived.machine)
 
     def _drain(self, machine: str) -> None:
@@ -208,15 +236,23 @@ class World:
             self._receiving = True
             try:
                 self._run(qm, lambda ctx, m=msg: receiving_replication_messages(
-                    qm, ctx, m.body, int(m.klass), m.destination_format_name))
+                    qm, ctx, m.body, int(m.klass), m.destination_format_name), ("receive", msg))
             finally:
                 self._receiving = False
 
-    def _run(self, qm: QueueManager, handler: Callable[[Context], object]) -> None:
+    def _run(self, qm: QueueManager, handler: Callable[[Context], object], event: tuple[Any, ...] = ()) -> None:
         ctx = Context(qm.machine_name, self.mode, self.now)
+        observers = self.observers
+        if observers:  # observation hook (proofs/ghost.py)
+            ctx.effects = _ObservedEffects(self, qm, observers)
+            for observer in observers:
+                observer.before(self, qm, event)
         handler(ctx)
         for effect in ctx.effects:
             self._perform(effect)
+        if observers:  # observation hook (proofs/ghost.py)
+            for observer in observers:
+                observer.after(self, qm, event, ctx.effects)
 
     def _perform(self, effect: object) -> None:
         if type(effect) is EnqueueMessage:
@@ -259,6 +295,8 @@ class World:
                             "status": effect.status, "type": effect.object_type,
                             "path": effect.path_name, "guid": str(effect.guid) if effect.guid else None,
                             "seq": effect.seq_number})
+            for callback in self.notifier:  # MS-MQCN wiring (notify.py)
+                callback(self, effect.node, effect)
         else:
             self._emit({"event": "clarified", "node": getattr(effect, "node", ""),
                         "erratum": getattr(effect, "erratum", ""), "detail": getattr(effect, "detail", "")})
@@ -280,6 +318,23 @@ class World:
     def converged(self) -> bool:
         """Every replica equals its authority, all partitions NORMAL, no lingering deleted objects."""
         return not convergence_problems(self)
+
+
+class _ObservedEffects(list):  # observation hook (proofs/ghost.py)
+    """A Context's effect list that shows each effect to the observers as it is emitted."""
+
+    __slots__ = ("_world", "_qm", "_observers")
+
+    def __init__(self, world: World, qm: QueueManager, observers: list[Any]) -> None:
+        super().__init__()
+        self._world = world
+        self._qm = qm
+        self._observers = observers
+
+    def append(self, effect: object) -> None:
+        super().append(effect)
+        for observer in self._observers:
+            observer.effect(self._world, self._qm, effect)
 
 
 def _fire_timer(qm: QueueManager, ctx: Context, timer: TimerKey) -> None:

@@ -26,6 +26,10 @@ MQDSRP_HANDLERS = [
 MQSD_HANDLERS = ["3.1.3", "3.1.4.1", "3.1.5.1", "3.1.5.2", "3.1.6.1", "3.1.7.1", "3.1.7.2", "3.2.3", "3.2.5", "3.2.5.1"]
 
 
+#: the MS-MQCN sections the same issue lists
+MQCN_HANDLERS = ["3.2.3", "3.2.5", "3.2.5.1", "3.2.5.2", "3.3.3", "3.3.4.1", "3.3.5.1", "3.3.5.2", "3.3.5.3"]
+
+
 @pytest.fixture(scope="module")
 def rows():
     return {(r["document"], r["section"]): r for r in report()}
@@ -45,6 +49,14 @@ def test_every_mqsd_section_has_code_and_a_test(rows, section):
     row = rows.get(("MS-MQSD", section))
     assert row is not None, f"MS-MQSD {section} has no registered code"
     assert row["tests"], f"MS-MQSD {section} ({row['title']}) has no test"
+
+
+@pytest.mark.parametrize("section", MQCN_HANDLERS)
+def test_every_mqcn_section_has_code_and_a_test(rows, section):
+    """Each MS-MQCN section of the reference is registered by a handler and named by a test's covers()."""
+    row = rows.get(("MS-MQCN", section))
+    assert row is not None, f"MS-MQCN {section} has no registered code"
+    assert row["tests"], f"MS-MQCN {section} ({row['title']}) has no test"
 
 
 def test_registered_code_locations_exist():
