@@ -13,19 +13,14 @@ from collections.abc import Iterable, Sequence
 
 from mqspec.model.guid import Guid
 from mqspec.model.mqdsrp import ChangeRequestMessage, Command, DirectoryChange
-from mqspec.model.propids import PROPIDS, ObjectType
+from mqspec.model.propids import ObjectType
 from mqspec.model.propvalue import Property
-from mqspec.model.seqnum import MIN_SEQ_NUMBER, SequenceNumber
-from mqspec.refimpl.directory import DirectoryStore
+from mqspec.model.seqnum import MIN_SEQ_NUMBER
 from mqspec.refimpl.effects import (
-    CancelTimer,
     Clarified,
     Context,
     DirectoryOperation,
     EnqueueMessage,
-    Mode,
-    RequestCompleted,
-    StartTimer,
 )
 from mqspec.refimpl.mqdsrp_base import (
     replication_queue_direct,
@@ -41,8 +36,15 @@ from mqspec.refimpl.mqdsrp_state import (
     Role,
 )
 
-P = {name: pdef.propid for name, pdef in PROPIDS.items()}
-MODES = (Mode.CLARIFIED, Mode.LITERAL)
+# shared with the section 3.1 handler tests: builders, effect filters (under this module's names)
+from tests.refimpl.mqdsrp_fixtures import MODES, P, seq  # noqa: E402,F401
+from tests.refimpl.mqdsrp_fixtures import cancels as cancelled  # noqa: E402,F401
+from tests.refimpl.mqdsrp_fixtures import context as ctx_for  # noqa: E402,F401
+from tests.refimpl.mqdsrp_fixtures import dir_ops as directory_ops  # noqa: E402,F401
+from tests.refimpl.mqdsrp_fixtures import make_qm as new_qm  # noqa: E402,F401
+from tests.refimpl.mqdsrp_fixtures import messages as sent  # noqa: E402,F401
+from tests.refimpl.mqdsrp_fixtures import request_completions as completed  # noqa: E402,F401
+from tests.refimpl.mqdsrp_fixtures import timers as started  # noqa: E402,F401
 
 ENT = PEC_PARTITION_ID
 SITE0 = Guid.from_name("site:site0")
@@ -51,19 +53,7 @@ SITE2 = Guid.from_name("site:site2")
 PEC, PSC1, PSC2, BSC11 = "PEC0", "PSC1", "PSC2", "BSC11"
 
 
-def seq(n: int) -> SequenceNumber:
-    return SequenceNumber(n)
-
-
 # --- queue managers ---------------------------------------------------------------------------
-
-
-def new_qm(name: str, role: Role, site: Guid, *, pec: str = PEC, psc: str | None = None) -> QueueManager:
-    """A queue manager with an empty directory and no replication state (as ``World.add_node`` makes one)."""
-    return QueueManager(
-        machine_name=name, identifier=Guid.from_name(f"qm:{name}"), site_identifier=site, role=role,
-        pec_name=pec, configured_psc_name=psc, directory=DirectoryStore(),
-    )
 
 
 def initialized(qm: QueueManager) -> QueueManager:
@@ -111,10 +101,6 @@ def partition(qm: QueueManager, partition_id: Guid) -> DirectoryPartition:
     return found
 
 
-def ctx_for(qm: QueueManager, mode: Mode = Mode.CLARIFIED, now: float = 0.0) -> Context:
-    return Context(qm.machine_name, mode, now)
-
-
 def private(qm: QueueManager) -> str:
     """REPLICATION_QUEUE_PRIVATE of ``qm`` (the admin and response queue of acknowledged messages)."""
     return replication_queue_private(qm.identifier)
@@ -127,28 +113,8 @@ def direct(machine: str) -> str:
 # --- effects ----------------------------------------------------------------------------------
 
 
-def sent(ctx: Context) -> list[EnqueueMessage]:
-    return [e for e in ctx.effects if type(e) is EnqueueMessage]
-
-
 def bodies(ctx: Context, kind: type | None = None) -> list[object]:
     return [e.body for e in sent(ctx) if kind is None or type(e.body) is kind]
-
-
-def started(ctx: Context) -> list[StartTimer]:
-    return [e for e in ctx.effects if type(e) is StartTimer]
-
-
-def cancelled(ctx: Context) -> list[CancelTimer]:
-    return [e for e in ctx.effects if type(e) is CancelTimer]
-
-
-def completed(ctx: Context) -> list[RequestCompleted]:
-    return [e for e in ctx.effects if type(e) is RequestCompleted]
-
-
-def directory_ops(ctx: Context) -> list[DirectoryOperation]:
-    return [e for e in ctx.effects if type(e) is DirectoryOperation]
 
 
 def clarified(ctx: Context) -> list[Clarified]:
