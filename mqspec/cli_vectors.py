@@ -1,0 +1,70 @@
+"""``mqspec vectors --out DIR``: write the versioned, language-neutral test vectors.
+
+Exit status: 0 when the tree was written (and, with ``--check``, every case passed mqspec's own
+runner with no file left unread), 1 when the check found a failing case or a stale file, 2 for
+bad options or an output directory that holds something else (one stderr line).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+
+def _fail(kind: str, text: str) -> NoReturn:
+    # the same one-line shape as mqspec.cli.fail (not imported: cli.py imports this module)
+    click.echo(f"mqspec: {kind}: {text}", err=True)
+    sys.exit(2)
+
+
+def _kinds(text: str) -> tuple[str, ...]:
+    from mqspec.vectors.manifest import KINDS
+
+    chosen = tuple(k.strip() for k in text.split(",") if k.strip())
+    unknown = [k for k in chosen if k not in KINDS]
+    if unknown or not chosen:
+        _fail("usage", f"--kinds takes a comma-separated list of {', '.join(KINDS)}, not {text!r}")
+    return chosen
+
+
+@click.command()
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), metavar="DIR",
+              help="Where to write the tree (new, empty, or an earlier vectors tree, which is replaced).")
+@click.option("--kinds", default="codec,handler,scenario", show_default=True, metavar="LIST",
+              help="Which kinds of vectors: codec, handler, scenario.")
+@click.option("--reduced", is_flag=True, help="The fast subset: fewer random codec cases and scenario runs.")
+@click.option("--scenarios", "scenario_dir", type=click.Path(file_okay=False, exists=True), metavar="DIR",
+              help="The folder of scenario files (default: the repository's scenarios/).")
+@click.option("--check", is_flag=True, help="Then run mqspec's vector runner over the tree.")
+@click.option("--check-only", is_flag=True, help="Do not generate: only run the runner over the tree in DIR.")
+def vectors(out: str, kinds: str, reduced: bool, scenario_dir: str | None, check: bool, check_only: bool) -> None:
+    """Write test vectors: codec bytes, MC-MQDSRP handler runs and scenario traces, one directory per case."""
+    from mqspec.vectors.runner import run_all
+    from mqspec.vectors.writer import OutputError, generate
+
+    chosen = _kinds(kinds)
+    if not check_only:
+        try:
+            index = generate(out, chosen, reduced=reduced, scenarios=Path(scenario_dir) if scenario_dir else None)
+        except OutputError as exc:
+            _fail("error", str(exc))
+        except OSError as exc:
+            _fail("error", f"{exc.filename or out}: {exc.strerror}")
+        counts = ", ".join(f"{n} {k}" for k, n in index["counts"].items() if k in chosen)
+        click.echo(f"wrote {len(index['cases'])} cases ({counts}) to {out}")
+    if not (check or check_only):
+        return
+    if not Path(out).is_dir():
+        _fail("error", f"{out}: no such directory")
+    report = run_all(out, kinds=chosen)
+    for failure in report.failures[:20]:
+        click.echo(f"mqspec: vector failed: {failure}", err=True)
+    stale = report.stale_files()
+    for path in stale[:20]:
+        click.echo(f"mqspec: stale file (no check reads it): {path}", err=True)
+    click.echo(f"checked {report.cases} cases: {report.passed} passed, {len(report.failures)} failures, "
+               f"{len(stale)} stale files")
+    sys.exit(0 if report.ok else 1)

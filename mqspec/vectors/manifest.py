@@ -1,0 +1,129 @@
+"""The manifest of a vector case: its JSON Schema (written into the tree) and a small validator.
+
+Every case directory holds a ``manifest.json`` that says what the case is (kind, document,
+section, name), which versions made it (the vectors format and mqspec) and which files it has.
+:data:`MANIFEST_SCHEMA` is a JSON Schema (draft 2020-12) for it; the generator writes it to
+``manifest.schema.json`` at the top of the tree, so an implementer can validate manifests with
+any JSON Schema library. :func:`validate` checks a manifest against the schema with the few
+keywords the schema uses (``type``, ``const``, ``enum``, ``required``, ``properties``,
+``additionalProperties``, ``items``, ``minLength``, ``pattern``, ``oneOf`` and local ``$ref``),
+so mqspec needs no schema library.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: the version of the vectors' layout and file formats (bumped when either changes)
+FORMAT_VERSION = 1
+KINDS = ("codec", "handler", "scenario")
+
+_COMMON: dict[str, Any] = {
+    "format": {"const": FORMAT_VERSION},
+    "mqspec": {"type": "string", "minLength": 1},
+    "case": {"type": "string", "pattern": "^(codec|handler|scenario)/[A-Za-z0-9._/-]+$"},
+    "name": {"type": "string", "minLength": 1},
+    "document": {"enum": ["MC-MQDSRP", "MS-MQSD", "MS-MQCN"]},
+    "section": {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)*$"},
+    "description": {"type": "string"},
+    "files": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+\\.(bin|json|ndjson)$"}},
+}
+_COMMON_REQUIRED = ["format", "mqspec", "kind", "case", "name", "document", "section", "description", "files"]
+
+
+def _kind(kind: str, properties: dict[str, Any], optional: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {**_COMMON, "kind": {"const": kind}, **properties},
+        "required": [*_COMMON_REQUIRED, *(p for p in properties if p not in optional)],
+        "additionalProperties": False,
+    }
+
+
+MANIFEST_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://mqspec.invalid/vectors/manifest.schema.json",
+    "title": "mqspec test vector manifest",
+    "description": "manifest.json of one case directory of an mqspec vectors tree",
+    "oneOf": [{"$ref": "#/$defs/codec"}, {"$ref": "#/$defs/handler"}, {"$ref": "#/$defs/scenario"}],
+    "$defs": {
+        "codec": _kind("codec", {
+            "protocol": {"enum": ["mqdsrp", "mqsd", "mqcn"]},
+            "entry": {"enum": ["message", "msmq-body"]},
+            "lenient": {"type": "boolean"},
+            "outcome": {"enum": ["valid", "invalid"]},
+            # valid cases only: whether encoding the decoded message gives input.bin back
+            "canonical": {"type": "boolean"},
+        }, optional=("canonical",)),
+        "handler": _kind("handler", {
+            "handler": {"type": "string", "minLength": 1},
+            "situation": {"type": "string", "minLength": 1},
+            "mode": {"enum": ["clarified", "literal"]},
+        }),
+        "scenario": _kind("scenario", {
+            "source": {"enum": ["example", "counterexample", "fault"]},
+            "scenario": {"type": "string", "minLength": 1},
+            "mode": {"enum": ["clarified", "literal"]},
+            "seed": {"type": "integer"},
+            "trace_format": {"type": "integer"},
+        }),
+    },
+}
+
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "object": dict, "array": list, "string": str, "integer": int, "boolean": bool, "number": (int, float),
+}
+
+
+def _resolve(ref: str, root: dict[str, Any]) -> dict[str, Any]:
+    node: Any = root
+    for part in ref.removeprefix("#/").split("/"):
+        node = node[part]
+    return node  # type: ignore[no-any-return]
+
+
+def _errors(value: Any, schema: dict[str, Any], root: dict[str, Any], where: str) -> list[str]:
+    if "$ref" in schema:
+        return _errors(value, _resolve(schema["$ref"], root), root, where)
+    if "oneOf" in schema:
+        results = [_errors(value, s, root, where) for s in schema["oneOf"]]
+        matching = [r for r in results if not r]
+        if len(matching) == 1:
+            return []
+        if not matching:
+            return min(results, key=len)  # the closest alternative says best what is wrong
+        return [f"{where}: matches {len(matching)} alternatives of oneOf"]
+    out: list[str] = []
+    if "const" in schema and value != schema["const"]:
+        out.append(f"{where}: {value!r} is not {schema['const']!r}")
+    if "enum" in schema and value not in schema["enum"]:
+        out.append(f"{where}: {value!r} is not one of {schema['enum']}")
+    if "type" in schema:
+        t = _TYPES[schema["type"]]
+        if not isinstance(value, t) or (isinstance(value, bool) and schema["type"] in ("integer", "number")):
+            return [*out, f"{where}: expected {schema['type']}, not {type(value).__name__}"]
+    if isinstance(value, str):
+        if len(value) < schema.get("minLength", 0):
+            out.append(f"{where}: empty")
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            out.append(f"{where}: {value!r} does not match {schema['pattern']}")
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            out += _errors(item, schema["items"], root, f"{where}[{i}]")
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        for key in schema.get("required", []):
+            if key not in value:
+                out.append(f"{where}: missing {key!r}")
+        for key, item in value.items():
+            if key in props:
+                out += _errors(item, props[key], root, f"{where}.{key}")
+            elif schema.get("additionalProperties", True) is False:
+                out.append(f"{where}: unknown key {key!r}")
+    return out
+
+
+def validate(manifest: Any, schema: dict[str, Any] = MANIFEST_SCHEMA) -> list[str]:
+    """The ways ``manifest`` breaks ``schema`` (empty when it is valid)."""
+    return _errors(manifest, schema, schema, "manifest")

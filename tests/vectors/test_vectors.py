@@ -1,0 +1,361 @@
+"""The test vectors: generated deterministically, every file consumed by mqspec's own runner.
+
+The default tier generates the reduced set (``reduced=True``: fewer random codec cases and
+scenario runs, every handler vector); the ``slow`` tier generates and checks the full set that
+``mqspec vectors --out DIR`` writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from mqspec.model import mqcn, mqdsrp, mqsd
+from mqspec.model.examples_mqsd import EXAMPLES
+
+from mqspec.cli_vectors import vectors
+from mqspec.vectors.handlers import handler_sections
+from mqspec.vectors.manifest import FORMAT_VERSION, MANIFEST_SCHEMA, validate
+from mqspec.vectors.runner import CHECKS, Report, _Tree, run_all
+from mqspec.vectors.writer import generate
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The reduced vectors tree, generated once for this module."""
+    out = tmp_path_factory.mktemp("vectors") / "tree"
+    generate(out, reduced=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def report(tree: Path) -> Report:
+    return run_all(tree)
+
+
+def files_of(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def manifests(root: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(root.rglob("manifest.json"))]
+
+
+# --- the runner ---------------------------------------------------------------------------------
+
+
+def test_every_case_passes_the_runner(report: Report):
+    """mqspec's runner re-checks every case of the tree against mqspec and all of them pass."""
+    assert report.failures == []
+    assert report.cases == report.passed > 600
+    assert set(report.by_kind) == {"codec", "handler", "scenario"}
+
+
+def test_every_file_of_the_tree_is_consumed(tree: Path, report: Report):
+    """The runner read every file of the tree: nothing is stale."""
+    assert report.stale_files() == []
+    assert report.files_read == set(files_of(tree))
+
+
+def _copy_case(tree: Path, case: str, tmp_path: Path) -> tuple[_Tree, dict]:
+    shutil.copytree(tree / case, tmp_path / case)
+    manifest = json.loads((tmp_path / case / "manifest.json").read_text())
+    return _Tree(tmp_path, Report(tmp_path)), manifest
+
+
+def _case(tree: Path, prefix: str) -> str:
+    return next(m["case"] for m in manifests(tree) if m["case"].startswith(prefix))
+
+
+@pytest.mark.parametrize(("prefix", "file", "edit"), [
+    ("codec/mqdsrp/valid/", "expected.json", lambda d: {**d, "site_id": "00000000-0000-0000-0000-000000000001"}),
+    ("codec/mqsd/invalid/", "error.json", lambda d: {**d, "offset": d["offset"] + 1}),
+    ("handler/3.1.7.2.2/", "post.json", lambda d: {**d, "my_psc_name": "SOMEONE"}),
+    ("handler/3.3.7.3/", "effects.json", lambda d: {**d, "effects": d["effects"][1:]}),
+])
+def test_a_tampered_case_is_reported(tree: Path, tmp_path: Path, prefix: str, file: str, edit):
+    """Changing what a case expects makes the runner report that case."""
+    case = _case(tree, prefix)
+    t, manifest = _copy_case(tree, case, tmp_path)
+    path = tmp_path / case / file
+    path.write_text(json.dumps(edit(json.loads(path.read_text()))))
+    assert CHECKS[manifest["kind"]](t, case, manifest) != []
+
+
+def test_a_tampered_trace_is_reported_at_its_line(tree: Path, tmp_path: Path):
+    """A changed line of a scenario trace is reported with its line number."""
+    case = "scenario/counterexample/e136-pending-change-after-full-sync-clarified"
+    t, manifest = _copy_case(tree, case, tmp_path)
+    path = tmp_path / case / "trace.ndjson"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[9] = lines[9].replace('"t":', '"t":1')
+    path.write_text("".join(lines))
+    (problem,) = CHECKS["scenario"](t, case, manifest)
+    assert problem.startswith("trace line 10 differs")
+
+
+def test_stale_files_and_unlisted_cases_are_reported(tmp_path: Path):
+    """A file nothing reads and a case directory the index omits both fail the run."""
+    out = tmp_path / "tree"
+    generate(out, ("codec",), reduced=True)
+    (out / "codec" / "notes.txt").write_text("left over")
+    stray = out / "codec" / "mqsd" / "valid" / "stray"
+    shutil.copytree(out / "codec" / "mqsd" / "valid" / "section4-client-request", stray)
+    result = run_all(out, kinds=("codec",))
+    assert "codec/notes.txt" in result.stale_files()
+    assert any(f.case == "codec/mqsd/valid/stray" for f in result.failures)
+    assert not result.ok
+
+
+# --- determinism ------------------------------------------------------------------------------------
+
+
+def test_generation_is_deterministic(tree: Path, tmp_path: Path):
+    """Generating again gives the same files, byte for byte."""
+    again = tmp_path / "again"
+    generate(again, reduced=True)
+    first, second = files_of(tree), files_of(again)
+    assert sorted(first) == sorted(second)
+    assert [p for p in first if first[p] != second[p]] == []
+
+
+def test_generation_does_not_depend_on_the_hash_seed(tree: Path, tmp_path: Path):
+    """A process with another string hash seed writes the same codec and handler files."""
+    out = tmp_path / "other-seed"
+    env = {**os.environ, "PYTHONHASHSEED": "4242"}
+    code = f"from mqspec.vectors.writer import generate; generate({str(out)!r}, ('codec', 'handler'), reduced=True)"
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=300)
+    theirs = files_of(out)
+    ours = {p: d for p, d in files_of(tree).items() if p.startswith(("codec/", "handler/"))}
+    assert sorted(theirs) == sorted([*ours, "README.md", "VERSION", "index.json", "manifest.schema.json"])
+    assert [p for p in ours if ours[p] != theirs[p]] == []
+
+
+# --- manifests and layout ------------------------------------------------------------------------------
+
+
+def test_every_manifest_matches_the_schema(tree: Path):
+    """Each manifest.json validates against the manifest schema written into the tree."""
+    schema = json.loads((tree / "manifest.schema.json").read_text())
+    assert schema == MANIFEST_SCHEMA
+    found = manifests(tree)
+    assert len(found) == len(json.loads((tree / "index.json").read_text())["cases"])
+    for m in found:
+        assert validate(m, schema) == [], m["case"]
+        assert m["format"] == FORMAT_VERSION
+        assert sorted(p.name for p in (tree / m["case"]).iterdir()) == sorted([*m["files"], "manifest.json"])
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda m: m.pop("section"), "missing 'section'"),
+    (lambda m: m.update(kind="unknown"), "is not"),
+    (lambda m: m.update(extra=1), "unknown key 'extra'"),
+    (lambda m: m.update(lenient="no"), "expected boolean"),
+    (lambda m: m.update(section="2.2.x"), "does not match"),
+    (lambda m: m.update(format=FORMAT_VERSION + 1), "is not"),
+])
+def test_the_schema_refuses_broken_manifests(tree: Path, change, message):
+    """A manifest missing a key, with an unknown key or a wrong value fails validation."""
+    manifest = json.loads((tree / _case(tree, "codec/mqdsrp/valid/") / "manifest.json").read_text())
+    change(manifest)
+    problems = validate(manifest)
+    assert any(message in p for p in problems), problems
+
+
+def test_version_and_index_name_the_format(tree: Path):
+    """VERSION and index.json carry the format version; the index lists cases in path order."""
+    assert (tree / "VERSION").read_text().splitlines()[0] == f"format {FORMAT_VERSION}"
+    index = json.loads((tree / "index.json").read_text())
+    paths = [c["case"] for c in index["cases"]]
+    assert index["format"] == FORMAT_VERSION and paths == sorted(paths)
+
+
+# --- what the vectors cover ----------------------------------------------------------------------------
+
+
+def test_every_handler_section_has_vectors_in_both_modes(tree: Path):
+    """Every MC-MQDSRP handler of the clause registry has a clarified and a literal vector."""
+    have = {(m["section"], m["mode"]) for m in manifests(tree) if m["kind"] == "handler"}
+    sections = handler_sections()
+    assert len(sections) > 40
+    assert [s for s in sections if (s, "clarified") not in have or (s, "literal") not in have] == []
+
+
+#: handler statements no situation can reach, by (module, function, statement text), and why
+UNREACHABLE = {
+    ("mqdsrp_client.py", "receive_sync_reply", "return"):
+        "the SYNC0 branch repeats a PurgedSeqNumber test the event has already passed",
+    ("mqdsrp_common.py", "check_pending_changes", "continue  # removed by a nested event while this loop ran"):
+        "no event Handle In-Sync Change raises empties PendingChangeCollection",
+}
+HANDLER_MODULES = ("mqdsrp_common.py", "mqdsrp_objects.py", "mqdsrp_server.py", "mqdsrp_client.py")
+
+
+def _statements(path: Path) -> list[tuple[str, str, range]]:
+    """(function, first line's text, the lines of its header) of every statement inside a function."""
+    import ast
+
+    source = path.read_text().splitlines()
+    found = []
+    for fn in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for node in ast.walk(fn):
+            if node is fn or not isinstance(node, ast.stmt) or isinstance(node, ast.FunctionDef):
+                continue
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                continue  # a docstring
+            body = getattr(node, "body", None)
+            end = body[0].lineno - 1 if isinstance(body, list) and body else node.end_lineno
+            text = source[node.lineno - 1].strip()
+            if "pragma: no cover" in source[node.lineno - 2]:  # under an ``else:  # pragma: no cover``
+                text += "  # pragma: no cover"
+            found.append((fn.name, text, range(node.lineno, end + 1)))
+    return found
+
+
+def test_handler_vectors_reach_every_statement_of_the_handlers():
+    """Running every handler vector executes every statement of the MC-MQDSRP handler modules."""
+    from mqspec.refimpl.effects import Mode
+
+    from mqspec.vectors.handlers import all_situations, build_vector, run_event
+
+    files = {str(ROOT / "refimpl" / name): name for name in HANDLER_MODULES}
+    built = [build_vector(s, mode) for s in all_situations() for mode in Mode]
+    hits: set[tuple[str, int]] = set()
+
+    def tracer(frame, event, arg):
+        if frame.f_code.co_filename not in files:
+            return None
+
+        def local(frame, event, arg):
+            if event == "line":
+                hits.add((frame.f_code.co_filename, frame.f_lineno))
+            return local
+
+        return local
+
+    sys.settrace(tracer)
+    try:
+        for v in built:
+            run_event(v.pre, v.event)
+    finally:
+        sys.settrace(None)
+    missed = []
+    for path, name in files.items():
+        for function, text, lines in _statements(Path(path)):
+            if any((path, n) in hits for n in lines) or "pragma: no cover" in text:
+                continue
+            if (name, function, text) not in UNREACHABLE:
+                missed.append(f"{name}:{lines.start} {function}: {text}")
+    assert missed == []
+
+
+def test_every_message_type_has_valid_codec_vectors(tree: Path):
+    """Every message of MC-MQDSRP, MS-MQSD and MS-MQCN decodes in some valid vector, both MQCN versions too."""
+    decoded = [json.loads((tree / m["case"] / "expected.json").read_text())
+               for m in manifests(tree) if m["kind"] == "codec" and m["outcome"] == "valid"]
+    names = {d["message"] for d in decoded}
+    messages = {t.__name__ for t in (*mqdsrp._BY_OPERATION.values(), *mqsd.MESSAGE_TYPES.values(),
+                                     *mqcn.MESSAGE_TYPES.values())}
+    assert messages <= names
+    assert {d["version"] for d in decoded if d["message"] == "ChangeNotificationMessage"} == {1, 2}
+
+
+def test_mqsd_section_4_packets_are_vectors_byte_for_byte(tree: Path):
+    """The three MS-MQSD section 4 packets are valid vectors with their exact bytes."""
+    for name, data in EXAMPLES.items():
+        case = tree / "codec" / "mqsd" / "valid" / f"section4-{name.replace('_', '-')}"
+        assert (case / "input.bin").read_bytes() == data
+        assert json.loads((case / "manifest.json").read_text())["canonical"] is True
+
+
+#: codec clauses no byte string can break on its own: SEQUENCE_NUMBER and PARTITION_SEQ_NUMBERS
+#: are fixed-size and checked through the counts around them; 2.2.6.1 dispatches on the header
+UNBREAKABLE = {("MC-MQDSRP", "2.2.2"), ("MC-MQDSRP", "2.2.3"), ("MC-MQDSRP", "2.2.6.1")}
+
+
+def test_invalid_vectors_cover_every_codec_clause(tree: Path):
+    """Each registered section 2 clause of the three codecs has an invalid vector with its section."""
+    from mqspec.clauses import load_all
+
+    refused = {(m["document"], m["section"]) for m in manifests(tree) if m["kind"] == "codec"
+               and m["outcome"] == "invalid"}
+    codec_clauses = {(c.document, c.section) for c in load_all()
+                     if c.document in ("MC-MQDSRP", "MS-MQSD", "MS-MQCN") and c.code.startswith("model/")
+                     and c.section.startswith("2.2")}
+    assert sorted(codec_clauses - refused - UNBREAKABLE) == []
+
+
+def test_scenario_vectors_cover_examples_counterexamples_and_faults(tree: Path):
+    """The reduced set has section 4 examples, a counterexample in both modes and a fault run that converges."""
+    found = {(m["source"], m["mode"]) for m in manifests(tree) if m["kind"] == "scenario"}
+    assert found == {("example", "clarified"), ("example", "literal"), ("counterexample", "clarified"),
+                     ("counterexample", "literal"), ("fault", "clarified")}
+    for m in manifests(tree):
+        if m["kind"] == "scenario" and m["mode"] == "clarified":
+            result = json.loads((tree / m["case"] / "expected.json").read_text())
+            assert result["converged"] and result["failures"] == [], m["case"]
+
+
+# --- the README and the CLI ----------------------------------------------------------------------------
+
+
+def test_readme_loading_loop_reads_every_case(tree: Path):
+    """The Python loading loop of the README, run as written, visits every case of the tree."""
+    text = (tree / "README.md").read_text()
+    loop = re.search(r"```python\n(.*?)```", text, re.DOTALL).group(1)
+    seen: list[str] = []
+    record = lambda *args: seen.append(args[0])
+    namespace = {"check_decodes": lambda *a: record(a[3]), "check_refuses": lambda *a: record(a[3]),
+                 "check_handler": lambda *a: record(a[0]), "check_trace": lambda *a: record(a[0])}
+    exec(loop.replace('Path("vectors")', f"Path({str(tree)!r})"), namespace)  # noqa: S102
+    assert len(seen) == len(json.loads((tree / "index.json").read_text())["cases"])
+
+
+def test_cli_writes_and_checks_a_tree(tmp_path: Path):
+    """``mqspec vectors --out DIR --kinds codec --check`` writes the codec vectors and checks them."""
+    result = CliRunner().invoke(vectors, ["--out", str(tmp_path / "v"), "--kinds", "codec", "--reduced", "--check"])
+    assert result.exit_code == 0, result.output
+    assert "0 failures, 0 stale files" in result.output
+
+
+@pytest.mark.parametrize("args", [["--kinds", "codecs"], ["--kinds", ""]])
+def test_cli_refuses_unknown_kinds(tmp_path: Path, args):
+    """An unknown kind is a usage error (exit 2, one line)."""
+    result = CliRunner().invoke(vectors, ["--out", str(tmp_path / "v"), *args])
+    assert result.exit_code == 2 and "usage" in result.output
+
+
+def test_cli_refuses_to_overwrite_other_files(tmp_path: Path):
+    """A non-empty directory that is no vectors tree is left alone (exit 2)."""
+    (tmp_path / "mine.txt").write_text("keep me")
+    result = CliRunner().invoke(vectors, ["--out", str(tmp_path), "--kinds", "codec"])
+    assert result.exit_code == 2 and (tmp_path / "mine.txt").read_text() == "keep me"
+
+
+@pytest.mark.slow
+def test_the_full_set_passes_the_runner(tmp_path: Path):
+    """The full set the CLI writes (every example and counterexample in both modes) passes, nothing stale."""
+    out = tmp_path / "full"
+    generate(out)
+    result = run_all(out)
+    assert result.failures == [] and result.stale_files() == []
+    assert result.by_kind["scenario"] > 10
+
+
+def test_scenario_sources_are_in_the_repository():
+    """The section 4 examples the scenario vectors run are the repository's scenario files."""
+    from mqspec.vectors.scenarios import scenario_files
+
+    names = [path.name for source, path in scenario_files() if source == "example"]
+    assert names == sorted(p.name for p in (ROOT / "scenarios").glob("4.*.yaml")) and len(names) == 5
