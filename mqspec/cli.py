@@ -155,6 +155,7 @@ def demo() -> None:
 
 
 # the subcommand groups live in their own modules, which do not import this one
+from mqspec.cli_check import check, trace  # noqa: E402
 from mqspec.cli_mqsd import mqsd  # noqa: E402
 from mqspec.cli_scenario import scenario  # noqa: E402
 from mqspec.cli_vectors import vectors  # noqa: E402
@@ -162,6 +163,8 @@ from mqspec.cli_vectors import vectors  # noqa: E402
 main.add_command(scenario)
 main.add_command(mqsd)
 main.add_command(vectors)
+main.add_command(check)
+main.add_command(trace)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,169 @@
+"""``mqspec check`` (conformance of recorded traces) and ``mqspec trace`` (writing traces).
+
+``mqspec check TRACE... [--json]`` exits 0 when every trace conforms, 1 when one diverges, and 2
+for malformed input (one stderr line naming the file, the line and the field) or an event the
+reference cannot take; never with a traceback. ``mqspec trace from-pcap``, ``trace record``
+and ``trace schema`` write traces and the format's JSON Schema.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+
+def _fail(kind: str, text: str) -> NoReturn:
+    # the same one-line shape as mqspec.cli.fail (not imported: cli.py imports this module)
+    click.echo(f"mqspec: {kind}: {text}", err=True)
+    sys.exit(2)
+
+
+@click.command()
+@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="TRACE...")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--no-coverage", is_flag=True, help="Do not work out which clauses the traces exercised.")
+def check(traces: tuple[str, ...], as_json: bool, no_coverage: bool) -> None:
+    """Replay each trace's inputs through the reference and compare every output and snapshot.
+
+    Reports, per trace, conformance or the first divergence (event, node, expected versus actual,
+    the clause whose rule was broken) and the clauses the traces exercised. Exit status 0: all
+    conform; 1: a trace diverges; 2: malformed input or an event the reference cannot take.
+    """
+    from mqspec.oracle.check import check_paths
+    from mqspec.oracle.trace_format import TraceError
+
+    try:
+        report = check_paths(traces, coverage=not no_coverage)
+    except TraceError as exc:
+        _fail("trace error", str(exc))
+    except RecursionError:
+        _fail("trace error", "a trace line is nested too deeply")
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2, default=str))
+    else:
+        _print(report)
+    for t in report.traces:
+        if t.verdict == "error":
+            click.echo(f"mqspec: reference error: {t.error}", err=True)
+    sys.exit(report.exit_status)
+
+
+def _print(report: Any) -> None:
+    for t in report.traces:
+        nodes = sum(1 for state in t.nodes.values() if state in ("conformant", "divergent"))
+        head = f"{t.path}: {t.trace_id}:"
+        if t.verdict == "conformant":
+            click.echo(f"{head} conformant ({t.events} events, {nodes} nodes replayed, "
+                       f"{len(t.coverage)} clauses exercised)")
+            continue
+        if t.verdict == "error":
+            click.echo(f"{head} ERROR: {t.error}")
+            continue
+        d = t.divergence
+        click.echo(f"{head} DIVERGENT at event {d.index} ({t.path}:{t.line}), node {d.node}: {d.summary}")
+        if d.clause is not None:
+            click.echo(f"  clause: {d.clause.document} {d.clause.section} {d.clause.title}  ({d.clause.code})")
+        if d.via:
+            click.echo("  via: " + " <- ".join(f"{c.document} {c.section}" for c in d.via))
+        if d.cause is not None:
+            click.echo(f"  in answer to event {d.cause}")
+        for item in d.diff[:20]:
+            if "expected" in item:
+                click.echo(f"  {item['field']}: expected {_short(item['expected'])}, actual {_short(item['actual'])}")
+            else:
+                click.echo(f"  {item.get('field')}: {item.get('reason')} (offset {item.get('offset')})")
+        if len(d.diff) > 20:
+            click.echo(f"  ... {len(d.diff) - 20} more fields differ")
+    covered = report.coverage
+    click.echo(f"coverage: {len(covered)} of {report.registered} registered clauses exercised"
+               + (": " + ", ".join(f"{c.document} {c.section}" for c in covered) if covered else ""))
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
+# --- writing traces ---------------------------------------------------------------------------
+
+
+@click.group()
+def trace() -> None:
+    """Write traces in the published format (and its JSON Schema)."""
+
+
+@trace.command("from-pcap")
+@click.argument("pcap", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False), metavar="OUT.ndjson")
+@click.option("--node", "nodes", multiple=True, metavar="NAME=ADDRESS", help="Name the server at an IP address.")
+@click.option("--topology", type=click.Path(dir_okay=False), metavar="FILE.json",
+              help="Node declarations (a JSON list, or {\"nodes\": [...]}) with roles and addresses.")
+@click.option("--trace-id", help="The trace id (default pcap:<file name>).")
+@click.option("--lenient", is_flag=True, help="Decode with the receiver-side leniency the spec allows.")
+def from_pcap(pcap: str, output: str, nodes: tuple[str, ...], topology: str | None, trace_id: str | None,
+              lenient: bool) -> None:
+    """Build a trace from a capture: MQSD datagrams, MQDSRP and MQCN messages over MQQB."""
+    from mqspec.capture import CaptureError
+    from mqspec.oracle.from_pcap import convert
+
+    names = {}
+    for item in nodes:
+        name, sep, address = item.partition("=")
+        if not sep or not name or not address:
+            _fail("usage", f"--node takes NAME=ADDRESS, not {item!r}")
+        names[address] = name
+    declarations: list[dict[str, Any]] = []
+    if topology is not None:
+        try:
+            data = json.loads(Path(topology).read_text(encoding="utf-8"))
+        except OSError as exc:
+            _fail("error", f"{topology}: {exc.strerror}")
+        except ValueError as exc:
+            _fail("json error", f"{topology}: {exc}")
+        declarations = data.get("nodes") if isinstance(data, dict) else data
+        if not isinstance(declarations, list) or not all(isinstance(d, dict) and "name" in d for d in declarations):
+            _fail("usage", f"{topology}: a topology is a list of node declarations with a name")
+    try:
+        text = convert(pcap, trace_id=trace_id, names=names, topology=declarations, lenient=lenient)
+    except CaptureError as exc:
+        _fail("capture error", str(exc))
+    _write(output, text)
+    click.echo(f"{output}: {text.count(chr(10))} lines")
+
+
+@trace.command("record")
+@click.argument("scenario", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False), metavar="OUT.ndjson")
+@click.option("--mode", type=click.Choice(["clarified", "literal"]), default="clarified", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def record(scenario: str, output: str, mode: str, seed: int) -> None:
+    """Run a scenario file on the simulator and write its trace (snapshots after each settle)."""
+    from mqspec.oracle.record import scenario_trace
+    from mqspec.refimpl import scenario as sc
+    from mqspec.refimpl.effects import Mode
+
+    try:
+        text = scenario_trace(scenario, mode=Mode(mode), seed=seed)
+    except sc.ScenarioError as exc:
+        _fail("scenario error", f"{scenario}: {exc}")
+    _write(output, text)
+    click.echo(f"{output}: {text.count(chr(10))} lines")
+
+
+@trace.command("schema")
+def schema() -> None:
+    """Print the JSON Schema (draft 2020-12) of one trace line."""
+    from mqspec.oracle.trace_format import schema_text
+
+    click.echo(schema_text(), nl=False)
+
+
+def _write(output: str, text: str) -> None:
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _fail("error", f"{output}: {exc.strerror}")

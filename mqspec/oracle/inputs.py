@@ -1,0 +1,106 @@
+"""The trace's inputs as the reference takes them: timer keys, client requests, and the
+SeqNumberHeader rule the checker needs when an implementation's period differs.
+
+Each function turns one validated event's fields into the arguments a handler takes, or raises
+:class:`InputError` (``mqspec check`` exits 2 naming the event's line and field).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mqspec.model.errors import ModelError
+from mqspec.model.guid import Guid
+from mqspec.model.jsonform import converter
+from mqspec.model.mqdsrp import PartitionSeqNumbers
+from mqspec.model.propids import ObjectType
+from mqspec.model.propvalue import Property
+from mqspec.refimpl import mqdsrp_client as client
+from mqspec.refimpl.effects import Context, TimerKey, TimerScope
+from mqspec.refimpl.mqds import IDENTITY_PROPID, ClientRequest, default_scope
+from mqspec.refimpl.mqdsrp_state import PEC_PARTITION_ID
+
+
+class InputError(Exception):
+    """An event the reference cannot take as input (a field that does not make sense): exit 2."""
+
+    def __init__(self, index: int, field: str, reason: str) -> None:
+        super().__init__(index, field, reason)
+        self.index, self.field, self.reason = index, field, reason
+
+
+
+
+def seq_number_header_entries(qm: Any, scope: TimerScope) -> tuple[PartitionSeqNumbers, ...]:
+    """The entries Send Change Propagation (3.3.7.2) puts in a SeqNumberHeader for ``scope``.
+
+    The same rule as :func:`mqspec.refimpl.mqdsrp_client.send_change_propagation`, which builds
+    them only when its period has elapsed; the checker needs them when the implementation's
+    period differs from the reference's.
+    """
+    entries = []
+    if scope is TimerScope.INTERSITE:
+        if qm.is_pec and qm.my_enterprise_partition is not None:
+            p = qm.my_enterprise_partition
+            entries.append(PartitionSeqNumbers(PEC_PARTITION_ID, p.last_seq_number, p.purged_seq_number))
+        if qm.my_site_partition is not None:
+            p = qm.my_site_partition
+            entries.append(PartitionSeqNumbers(p.partition_id, p.last_seq_number, p.purged_seq_number))
+    else:
+        for p in qm.partitions:
+            own = p is qm.my_enterprise_partition or p is qm.my_site_partition
+            entries.append(PartitionSeqNumbers(
+                p.partition_id, p.last_seq_number, p.purged_seq_number if own else p.allowed_purge_seq_number))
+    return tuple(entries)
+
+
+def fire_timer(qm: Any, ctx: Context, key: TimerKey) -> None:
+    if key.kind == "change_propagation":
+        client.change_propagation_timer_event(qm, ctx, key.args[0], TimerScope(key.args[1]))
+    elif key.kind == "bsc_ack":
+        client.bsc_ack_timer_event(qm, ctx)
+    else:
+        client.change_request_wait_expired(qm, ctx, key.args[0])
+
+
+def timer_key(index: int, record: dict[str, Any]) -> TimerKey:
+    kind, args = record["timer"], record.get("args", [])
+    if kind == "change_propagation":
+        if len(args) != 2 or type(args[0]) is not str or args[1] not in ("Intrasite", "Intersite"):
+            raise InputError(index, "args", "a change_propagation timer's args are [neighbor, Intrasite|Intersite]")
+        return TimerKey(kind, (args[0], args[1]))
+    if kind == "bsc_ack":
+        if args:
+            raise InputError(index, "args", "a bsc_ack timer has no args")
+        return TimerKey(kind)
+    if (len(args) != 1 or type(args[0]) is not list or len(args[0]) != 2 or type(args[0][0]) is not str
+            or type(args[0][1]) is not int):
+        raise InputError(index, "args", "a change_request_wait timer's args are [[requester, request identifier]]")
+    return TimerKey(kind, ((args[0][0], args[0][1]),))
+
+
+def client_request(index: int, record: dict[str, Any]) -> tuple[ClientRequest, Guid]:
+    try:
+        object_type = ObjectType(record["object_type"])
+    except ValueError:
+        raise InputError(index, "object_type", f"{record['object_type']} is not an MQDS object type") from None
+    properties = []
+    for i, p in enumerate(record.get("properties", ())):
+        try:
+            properties.append(converter.structure(p, Property))
+        except (ModelError, ValueError, TypeError, KeyError) as exc:
+            raise InputError(index, f"properties[{i}]", f"not a property value: {exc}") from None
+    partition = Guid.parse(record["partition"])
+    guid = Guid.parse(record["guid"]) if record.get("guid") else None
+    operation = record["operation"]
+    if operation != "create" and record.get("path") is None and guid is None:
+        raise InputError(index, "guid", f"an {operation} names its object by path or guid")
+    new_guid = record.get("new_guid")
+    identity = IDENTITY_PROPID.get(object_type)
+    if operation == "create" and new_guid is None and not any(p.propid == identity for p in properties):
+        raise InputError(index, "new_guid", "a create whose properties carry no identity needs the GUID "
+                                            "the server gave the object")
+    scope = record.get("scope", default_scope(object_type, partition))
+    request = ClientRequest(operation, object_type, partition, path_name=record.get("path"), guid=guid,
+                            properties=tuple(properties), scope=scope)
+    return request, Guid.parse(new_guid) if new_guid else Guid.NULL

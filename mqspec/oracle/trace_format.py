@@ -1,0 +1,419 @@
+"""The published trace format, version 1: what a directory server logs, one JSON object per line.
+
+A trace is NDJSON. Every line carries ``"trace"`` (the trace id: lines of several traces may
+share a file) and ``"format": 1``, an ``"event"`` kind and ``"t"``, the trace clock in seconds
+(non-decreasing). Events that happen at a server carry ``"node"``, its machine name. The first
+line of each trace is its ``header``. Field names starting with ``x-`` are extensions: allowed
+anywhere, never read. GUIDs are dashed text (either case), bytes are hexadecimal text, integers
+are JSON integers (``1``, never ``1.0``). This module is the one definition of the format: the line validator
+below and ``mqspec/schema/trace.schema.json`` (JSON Schema draft 2020-12, written by
+``python -m mqspec.oracle.trace_format --schema``) are generated from the same tables.
+
+Event kinds (I: an input the checker replays through the reference; O: an output it compares):
+
+=====================  ==  ===============================================================
+``header``                 first line: ``mode`` (clarified|literal), ``window``, ``observes``,
+                           ``nodes`` (declarations, as ``node`` below), ``source``, ``generator``
+``node``                   declares a server: ``name``, ``role`` (PEC|PSC|BSC; absent: the node
+                           is checked at codec level only), ``site`` (GUID), ``identifier`` (QM
+                           GUID), ``pec``, ``psc`` (a BSC's configured PSC), ``addresses``,
+                           ``observes`` (the event kinds logged for it)
+``start``              I   the server starts (3.2.3 / 3.3.3); a start of a running server is a restart
+``crash``              I   the server stops; ``lose``: ``volatile`` (what 3.1.1 does not persist)
+                           or ``all`` (a rebuilt server)
+``clock``                  a reading of the node's own clock (``clock``, seconds): the reference
+                           runs the node's handlers at ``t + (clock - t_of_reading)``
+``client_request``     I   a directory client's create/update/delete at the node: ``request`` (the
+                           server's id for it), ``operation``, ``object_type`` (MQDS_* value),
+                           ``partition``, ``path``, ``guid``, ``properties`` (``{"propid": NAME or
+                           number, "value"}`` as ``mqspec decode`` prints them), ``scope``, and
+                           ``new_guid``: the GUID the server gave a created object
+``request_completed``  O   the request ``request`` finished with HRESULT ``status``
+``receive``            I   the server dequeued a message from its replication queue: ``body``
+                           (hex), ``class`` (MSMQ message class, 0 Normal, 0x8000.. Nacks),
+                           ``queue`` (the destination format name), ``from``
+``send``               O   the server enqueued a replication message (3.1.7.2.1): ``to``, ``body``
+                           (hex) and the MSMQ properties the text sets: ``queue`` (destination
+                           format name), ``priority`` (0..7 as sent), ``timeout``
+                           (TimeToReachQueue, s), ``time_to_be_received``, ``ack``
+                           (AcknowledgmentRequested bits), ``admin_queue``, ``response_queue``,
+                           ``class``, ``delivery`` (0 Express), ``hash_algorithm``,
+                           ``sender_id_type``, ``sender_id``; every property is optional
+``timer``              I   a timer expired: ``timer`` (change_propagation | bsc_ack |
+                           change_request_wait) and ``args`` ([neighbor, Intrasite|Intersite],
+                           [], [[requester, request identifier]])
+``directory``          O   an [MS-MQDS] event the node raised on its directory: ``operation``,
+                           ``status``, ``type``, ``path``, ``guid``, ``seq``, ``partition``
+``snapshot``               a reading of (part of) the node's replication state: ``state`` as
+                           :mod:`mqspec.oracle.state` describes; only the fields given are compared
+``datagram``               an MS-MQSD packet (UDP): ``direction`` (send|receive), ``body``, ``from``,
+                           ``to``, ``transport``; sent packets are checked against the codec
+``notification``           an MS-MQCN message body: ``direction``, ``body``, ``from``, ``to``, ``queue``
+``note``                   free text (``text``), ignored
+=====================  ==  ===============================================================
+
+Partial traces are first-class: a trace may cover only some servers (undeclared events are an
+error; declared servers without events are simply not checked), log only some kinds (a kind a
+node does not ``observe`` is never expected of it), and snapshot only some fields.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .fields import (
+    GUID_PATTERN,
+    Anything,
+    Choice,
+    Fields,
+    Hex,
+    Integer,
+    Items,
+    Keyed,
+    Number,
+    Spec,
+    Text,
+    _object_schema,
+    _show,
+    check_fields,
+    fast_validator,
+)
+
+#: the version every line carries in "format"; a reader refuses any other
+FORMAT_VERSION = 1
+SCHEMA_ID = "https://mqspec.invalid/schema/trace.schema.json"
+
+ROLES = ("PEC", "PSC", "BSC")
+TIMER_KINDS = ("change_propagation", "bsc_ack", "change_request_wait")
+PURGE_STATES = ("NORMAL", "STARTSYNC0", "SYNC0", "COMPLETESYNC0")
+DIRECTORY_OPERATIONS = ("create", "update", "delete", "read", "lookup", "reset1", "reset2")
+#: the kinds a node can be said to "observe" (log); inputs and outputs of the checker
+INPUT_KINDS = ("start", "crash", "client_request", "receive", "timer")
+OUTPUT_KINDS = ("send", "request_completed", "directory")
+NODE_KINDS = (*INPUT_KINDS, *OUTPUT_KINDS, "clock", "snapshot", "datagram", "notification")
+
+
+class TraceError(ValueError):
+    """A malformed trace line: ``path:line: field: reason`` (``mqspec check`` exits 2)."""
+
+    def __init__(self, path: str, line: int, field: str, reason: str) -> None:
+        super().__init__(path, line, field, reason)
+        self.path, self.line, self.field, self.reason = path, line, field, reason
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.field}: {self.reason}"
+
+
+# --- the events -------------------------------------------------------------------------------
+
+GUID = Text(pattern=GUID_PATTERN)
+OPT_GUID = Text(nullable=True, pattern=GUID_PATTERN)
+NAME = Text()
+OPT_TEXT = Text(nullable=True)
+U32 = Integer(0, 0xFFFFFFFF)
+BODY = Hex(description="the message bytes as hexadecimal text")
+DIRECTION = Choice(("send", "receive"), description="whether the node sent or received it")
+OBSERVES = Items(Choice(NODE_KINDS), description="the event kinds logged (absent: every kind the trace shows)")
+
+NODE_FIELDS: dict[str, Spec] = {
+    "name": Text(description="the machine name"),
+    "role": Choice(ROLES, nullable=True, description="PEC, PSC or BSC; absent or null: codec-level checks only"),
+    "site": Text(pattern=GUID_PATTERN, description="the site GUID (QueueManager.SiteIdentifier)"),
+    "identifier": Text(pattern=GUID_PATTERN, description="the queue manager GUID (QueueManager.Identifier)"),
+    "pec": Text(description="the PEC's machine name (3.1.3.1)"),
+    "psc": Text(nullable=True, description="a BSC's configured PSC name (3.1.3.1, implementation-specific)"),
+    "addresses": Items(Text(), description="network addresses of the machine (for captures)"),
+    "observes": OBSERVES,
+}
+NODE_REQUIRED = ("name",)
+
+PROPERTY = Fields({"propid": Anything(description="a PROPID name or number"),
+                   "value": Anything(description="its value as mqspec decode prints it")},
+                  required=("propid", "value"))
+
+NEIGHBOR = Fields({
+    "name": Text(description="DirectoryNeighbor.MachineName"),
+    "partition": GUID,
+    "acked_seq": Integer(0),
+    "acked_pec_seq": Integer(0),
+    "available": Integer(0, description="how many changes AvailableChangeCollection holds"),
+})
+STATE = Fields({
+    "role": Choice(ROLES),
+    "site": GUID,
+    "partitions": Keyed(GUID_PATTERN, Fields({
+        "authority": Text(description="DirectoryPartition.AuthorityName"),
+        "last_seq": Integer(0),
+        "purged_seq": Integer(0),
+        "allowed_purge_seq": Integer(0),
+        "purge_state": Choice(PURGE_STATES),
+        "pending": Integer(0, description="how many changes PendingChangeCollection holds"),
+        "objects": Keyed(GUID_PATTERN, Fields({"type": Integer(0), "path": OPT_TEXT, "seq": Integer(0)}),
+                         description="every directory object of the partition, by GUID (compared as a whole)"),
+    }), description="partitions by PartitionID; only those given are compared"),
+    "psc_neighbors": Items(NEIGHBOR, same_keys=True, description="PSCNeighborCollection (compared as a whole)"),
+    "bsc_neighbors": Items(NEIGHBOR, same_keys=True, description="BSCNeighborCollection (compared as a whole)"),
+    "tombstones": Items(Fields({"guid": OPT_GUID, "partition": GUID, "seq": Integer(0), "type": Integer(0),
+                                "scope": Integer(0)}), same_keys=True,
+                        description="DeletedObjectCollection (compared as a whole)"),
+}, description="a node's replication state, any part of it")
+
+#: event kind -> (fields other than the common ones, required ones)
+EVENTS: dict[str, tuple[dict[str, Spec], tuple[str, ...]]] = {
+    "header": ({
+        "mode": Choice(("clarified", "literal"), description="the reading the implementation claims (default clarified)"),
+        "window": Integer(0, description="how many later inputs of a node its outputs may lag (default 0)"),
+        "observes": OBSERVES,
+        "nodes": Items(Fields(NODE_FIELDS, NODE_REQUIRED)),
+        "source": Text(description="where the trace comes from"),
+        "generator": Anything(description="the tool that wrote it"),
+    }, ()),
+    "node": (NODE_FIELDS, NODE_REQUIRED),
+    "start": ({}, ()),
+    "crash": ({"lose": Choice(("volatile", "all"))}, ()),
+    "clock": ({"clock": Number(description="the node's own clock, seconds")}, ("clock",)),
+    "client_request": ({
+        "request": U32,
+        "operation": Choice(("create", "update", "delete")),
+        "object_type": Integer(1, 0xFFFF),
+        "partition": GUID,
+        "path": OPT_TEXT,
+        "guid": OPT_GUID,
+        "properties": Items(PROPERTY),
+        "scope": Integer(0, 1),
+        "new_guid": OPT_GUID,
+    }, ("request", "operation", "object_type", "partition")),
+    "request_completed": ({"request": U32, "status": U32}, ("request", "status")),
+    "receive": ({"body": BODY, "class": Integer(0, 0xFFFF), "queue": Text(), "from": OPT_TEXT}, ("body",)),
+    "send": ({
+        "to": Text(description="the destination machine"),
+        "body": BODY,
+        "queue": Text(description="DestinationQueueFormatName"),
+        "priority": Integer(0, 7),
+        "timeout": U32,
+        "time_to_be_received": U32,
+        "ack": Integer(0, 0xFF),
+        "admin_queue": OPT_TEXT,
+        "response_queue": OPT_TEXT,
+        "class": Integer(0, 0xFFFF),
+        "delivery": Integer(0, 1),
+        "hash_algorithm": U32,
+        "sender_id_type": Integer(0, 2),
+        "sender_id": GUID,
+    }, ("to", "body")),
+    "timer": ({"timer": Choice(TIMER_KINDS), "args": Items(Anything())}, ("timer",)),
+    "directory": ({
+        "operation": Choice(DIRECTORY_OPERATIONS), "status": U32, "type": Integer(0, nullable=True),
+        "path": OPT_TEXT, "guid": OPT_GUID, "seq": Integer(0, nullable=True), "partition": OPT_GUID,
+    }, ("operation", "status")),
+    "snapshot": ({"state": STATE}, ("state",)),
+    "datagram": ({"direction": DIRECTION, "body": BODY, "from": OPT_TEXT, "to": OPT_TEXT,
+                  "transport": Choice(("ip", "ipx"))}, ("direction", "body")),
+    "notification": ({"direction": DIRECTION, "body": BODY, "from": OPT_TEXT, "to": OPT_TEXT,
+                      "queue": OPT_TEXT}, ("direction", "body")),
+    "note": ({"text": Text()}, ()),
+}
+#: events that happen at a node (they carry "node")
+AT_NODE = frozenset(("start", "crash", "clock", "client_request", "request_completed", "receive", "send",
+                     "timer", "directory", "snapshot", "datagram", "notification"))
+COMMON: dict[str, Spec] = {
+    "trace": Text(description="the trace id"),
+    "format": Choice((FORMAT_VERSION,), description="the format version"),
+    "event": Choice(tuple(EVENTS)),
+    "t": Number(description="the trace clock, seconds; non-decreasing"),
+    "node": Text(description="the machine name of the server the event happened at"),
+}
+_FIELDS = {kind: ({**COMMON, **fields}, ("trace", "format", "event", "t",
+                                         *(("node",) if kind in AT_NODE else ()), *required))
+           for kind, (fields, required) in EVENTS.items()}
+
+
+
+
+_FAST = {kind: fast_validator(*entry) for kind, entry in _FIELDS.items()}
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+@attrs.define(eq=False)
+class Trace:
+    """One trace: its header and events (the header is event 0) and where each line came from."""
+
+    trace_id: str
+    path: str
+    events: list[dict[str, Any]]
+    lines: list[int]
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return self.events[0]
+
+    def where(self, index: int) -> str:
+        """``path:line`` of event ``index`` (the end of the file for an index past the last)."""
+        line = self.lines[index] if index < len(self.lines) else (self.lines[-1] + 1 if self.lines else 1)
+        return f"{self.path}:{line}"
+
+
+def validate(record: Any, path: str = "<trace>", line: int = 0) -> dict[str, Any]:
+    """Check one decoded line; TraceError names the first bad field."""
+    if type(record) is not dict:
+        raise TraceError(path, line, "(line)", "a trace line is a JSON object")
+    if record.get("format") != FORMAT_VERSION:
+        version = record.get("format")
+        if version is None:
+            raise TraceError(path, line, "format", "is required")
+        raise TraceError(path, line, "format", f"unsupported format version {_show(version)} "
+                                               f"(this mqspec reads {FORMAT_VERSION})")
+    kind = record.get("event")
+    entry = _FIELDS.get(kind) if type(kind) is str else None
+    if entry is None:
+        raise TraceError(path, line, "event", f"{_show(kind)} is not an event kind ({', '.join(EVENTS)})")
+    if not _FAST[kind](record):
+        bad = check_fields(record, *entry)
+        raise TraceError(path, line, *(bad or ("(line)", "is not a valid trace line")))
+    if kind in ("header", "node"):
+        for i, node in enumerate(record.get("nodes", ())) if kind == "header" else [(None, record)]:
+            _check_declaration(node, path, line, "" if i is None else f"nodes[{i}].")
+    return record
+
+
+def _check_declaration(node: dict[str, Any], path: str, line: int, prefix: str) -> None:
+    if node.get("role") is not None:
+        for name in ("site", "pec"):
+            if name not in node:
+                raise TraceError(path, line, f"{prefix}{name}", "is required when a role is given")
+
+
+def read_lines(path: str | Path, text: str | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, validated record) for every non-blank line of an NDJSON file."""
+    name = str(path)
+    if text is None:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise TraceError(name, 0, "(file)", exc.strerror or str(exc)) from exc
+        except UnicodeDecodeError as exc:
+            raise TraceError(name, 0, "(file)", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    loads = json.loads
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            record = loads(raw)
+        except ValueError as exc:  # json.JSONDecodeError, and RecursionError's cousins
+            raise TraceError(name, number, "(line)", f"not JSON: {exc}") from exc
+        except RecursionError:
+            raise TraceError(name, number, "(line)", "not JSON: nested too deeply") from None
+        yield number, validate(record, name, number)
+
+
+def load(path: str | Path, text: str | None = None) -> list[Trace]:
+    """Every trace of one file, in order of first appearance; TraceError for a malformed line.
+
+    Checks what a line alone cannot show: each trace starts with its header, has one header,
+    declares each node before its events, and its clock never runs backwards.
+    """
+    name = str(path)
+    traces: dict[str, Trace] = {}
+    declared: dict[str, set[str]] = {}
+    last_t: dict[str, float] = {}
+    for number, record in read_lines(path, text):
+        tid = record["trace"]
+        kind = record["event"]
+        trace = traces.get(tid)
+        if trace is None:
+            if kind != "header":
+                raise TraceError(name, number, "event", f"trace {tid!r} must begin with a header, not {kind!r}")
+            traces[tid] = Trace(tid, name, [record], [number])
+            declared[tid] = {n["name"] for n in record.get("nodes", ())}
+            last_t[tid] = record["t"]
+            continue
+        if kind == "header":
+            raise TraceError(name, number, "event", f"trace {tid!r} already has a header (line {trace.lines[0]})")
+        if record["t"] < last_t[tid]:
+            raise TraceError(name, number, "t", f"{record['t']} is earlier than the previous event's {last_t[tid]}")
+        last_t[tid] = record["t"]
+        if kind == "node":
+            declared[tid].add(record["name"])
+        elif kind in AT_NODE and record["node"] not in declared[tid]:
+            raise TraceError(name, number, "node", f"{record['node']!r} is not declared (header nodes or a node event)")
+        trace.events.append(record)
+        trace.lines.append(number)
+    if not traces:
+        raise TraceError(name, 0, "(file)", "no trace lines")
+    return list(traces.values())
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+
+class TraceWriter:
+    """Writes one trace's lines: each record gets the trace id and the format version first."""
+
+    def __init__(self, trace_id: str, write: Callable[[str], object]) -> None:
+        self.trace_id = trace_id
+        self._write = write
+        self._head = {"trace": trace_id, "format": FORMAT_VERSION}
+        self.count = 0
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        self._write(json.dumps({**self._head, **record}, separators=(",", ":")) + "\n")
+        self.count += 1
+
+
+def header(*, source: str, mode: str = "clarified", window: int = 0, observes: Iterable[str] | None = None,
+           nodes: Iterable[dict[str, Any]] = (), t: float = 0.0) -> dict[str, Any]:
+    """A header record (without the trace id and format, which the writer adds)."""
+    from mqspec import __version__
+
+    record: dict[str, Any] = {"event": "header", "t": t, "source": source, "mode": mode, "window": window,
+                              "generator": {"tool": "mqspec", "version": __version__}}
+    if observes is not None:
+        record["observes"] = list(observes)
+    nodes = list(nodes)
+    if nodes:
+        record["nodes"] = nodes
+    return record
+
+
+# --- the JSON Schema --------------------------------------------------------------------------
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of one trace line, generated from the tables above."""
+    defs = {kind: _object_schema(*_FIELDS[kind]) for kind in EVENTS}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": f"mqspec trace line, format {FORMAT_VERSION}",
+        "description": (__doc__ or "").split("\n\n")[0].replace("\n", " "),
+        "type": "object",
+        "required": ["trace", "format", "event"],
+        "properties": {"event": {"enum": list(EVENTS)}, "format": {"const": FORMAT_VERSION}},
+        "allOf": [{"if": {"properties": {"event": {"const": kind}}, "required": ["event"]},
+                   "then": {"$ref": f"#/$defs/{kind}"}} for kind in EVENTS],
+        "$defs": defs,
+    }
+
+
+def schema_text() -> str:
+    return json.dumps(schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "trace.schema.json"
+
+
+if __name__ == "__main__":  # pragma: no cover - the generator of mqspec/schema/trace.schema.json
+    if sys.argv[1:] == ["--schema"]:
+        sys.stdout.write(schema_text())
+    elif sys.argv[1:] == ["--write"]:
+        SCHEMA_PATH.write_text(schema_text(), encoding="utf-8")
+    else:
+        sys.exit("usage: python -m mqspec.oracle.trace_format --schema | --write")

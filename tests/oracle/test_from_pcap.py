@@ -1,0 +1,155 @@
+"""`mqspec trace from-pcap`: captures become traces in the published format, checked at codec level."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from mqspec.model import examples_mqsd, mqcn
+from mqspec.model.guid import Guid
+from mqspec.model.propids import PROPIDS
+from mqspec.model.propvalue import Property
+
+from mqspec import mqqb
+from mqspec.clauses import covers
+from mqspec.cli_check import check, trace
+from mqspec.oracle.check import check_text
+from mqspec.oracle.from_pcap import convert, host
+from mqspec.oracle.record import scenario_trace
+from mqspec.oracle.trace_format import load
+from mqspec.pcapwrite import TcpConversation, udp_frame, write_pcap
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+ADDRESS = {"PEC0": "10.0.0.1", "PSC1": "10.0.0.2", "PSC2": "10.0.0.3"}
+
+
+@pytest.fixture(scope="module")
+def sends() -> list[dict]:
+    """The replication messages the 4.1 scenario's servers send, as its recorded trace shows them."""
+    events = [json.loads(x) for x in scenario_trace(str(SCENARIOS / "4.1-adding-a-site.yaml")).splitlines()]
+    return [e for e in events if e["event"] == "send"]
+
+
+def replication_capture(path: Path, sends: list[dict], corrupt: int | None = None) -> None:
+    """A capture of ``sends`` as MQQB UserMessages over one TCP connection per pair of servers."""
+    conversations: dict[tuple[str, str], TcpConversation] = {}
+    frames: list[bytes] = []
+    for n, e in enumerate(sends):
+        pair = (e["node"], e["to"])
+        conv = conversations.get(pair)
+        if conv is None:
+            conv = conversations[pair] = TcpConversation((ADDRESS[pair[0]], 40000 + len(conversations)),
+                                                         (ADDRESS[pair[1]], 1801))
+            frames += conv.handshake()
+        body = bytearray.fromhex(e["body"])
+        if n == corrupt:
+            body[0] ^= 0xFF
+        packet = mqqb.build_user_message(e["queue"], bytes(body), base_flags=e["priority"])
+        frames += conv.send(True, packet, segment_size=700)
+    write_pcap(path, frames)
+
+
+@covers("MC-MQDSRP", "2.1")
+def test_replication_messages_become_sends_and_receives_named_by_their_machines(tmp_path, sends):
+    """Every captured message is a send at its sender and a receive at its destination, servers named
+    by the DIRECT=OS: format names, with the bytes and the priority on the wire."""
+    path = tmp_path / "c.pcap"
+    replication_capture(path, sends)
+    (converted,) = load("c.ndjson", convert(path))
+    names = {n["name"]: n["addresses"] for n in converted.header["nodes"]}
+    assert names == {name: [ip] for name, ip in ADDRESS.items()}
+    got = [e for e in converted.events if e["event"] == "send"]
+    assert [(e["node"], e["to"], e["body"], e["priority"]) for e in got] == \
+           [(e["node"], e["to"], e["body"], e["priority"]) for e in sends]
+    receives = [e for e in converted.events if e["event"] == "receive"]
+    assert [(e["node"], e["from"], e["class"]) for e in receives] == [(e["to"], e["node"], 0) for e in sends]
+    assert converted.trace_id == "pcap:c.pcap"
+
+
+def test_a_converted_capture_conforms_and_a_corrupt_body_is_a_decode_divergence(tmp_path, sends):
+    """Captured servers are checked at codec level: clean traffic conforms, a bad Version byte diverges."""
+    good, bad = tmp_path / "good.pcap", tmp_path / "bad.pcap"
+    replication_capture(good, sends)
+    replication_capture(bad, sends, corrupt=7)
+    report = check_text(convert(good))[0]
+    assert report.verdict == "conformant" and set(report.nodes.values()) == {"codec-only"}
+    d = check_text(convert(bad))[0].divergence
+    assert d.kind == "decode" and d.node == sends[7]["node"]
+    assert (d.clause.document, d.clause.section) == ("MC-MQDSRP", "2.2.5.1")
+
+
+@covers("MS-MQSD", "2.1")
+def test_mqsd_datagrams_become_datagram_events_checked_against_the_codec(tmp_path):
+    """A client request and a reply are datagram sends at their senders; a truncated reply diverges."""
+    path = tmp_path / "d.pcap"
+    write_pcap(path, [udp_frame("10.0.0.9", 1801, "10.0.0.255", 1801, examples_mqsd.CLIENT_REQUEST),
+                      udp_frame("10.0.0.1", 1801, "10.0.0.9", 1801, examples_mqsd.REPLY_LOCAL_SITE[:-2])])
+    (converted,) = load("d.ndjson", convert(path, names={"10.0.0.1": "DC1"}))
+    datagrams = [e for e in converted.events if e["event"] == "datagram"]
+    assert [(e["node"], e["direction"]) for e in datagrams] == [("10.0.0.9", "send"), ("DC1", "send")]
+    assert datagrams[0]["body"] == examples_mqsd.CLIENT_REQUEST.hex()
+    d = check_text(convert(path, names={"10.0.0.1": "DC1"}))[0].divergence
+    assert (d.index, d.node, d.kind, d.clause.document) == (2, "DC1", "decode", "MS-MQSD")
+
+
+@covers("MS-MQCN", "2.1")
+def test_mqcn_notifications_become_notification_events(tmp_path):
+    """A notification to notify_queue$ is a notification sent by one server and received by the other."""
+    update = mqcn.NotificationUpdate(
+        command=mqcn.Command.DELETE, guid_identifier=Guid.from_name("queue"), guid_master_id=Guid.from_name("m"),
+        properties=(Property(PROPIDS["PROPID_D_SCOPE"].propid, 1), Property(PROPIDS["PROPID_D_OBJTYPE"].propid, 1)),
+    )
+    body = mqcn.encode_body(mqcn.ChangeNotificationMessage(version=mqcn.Version.DIRECTORY_SERVICE, updates=(update,)))
+    conv = TcpConversation(("10.0.0.1", 40000), ("10.0.0.2", 1801))
+    path = tmp_path / "n.pcap"
+    write_pcap(path, [*conv.handshake(), *conv.send(True, mqqb.build_user_message(
+        "DIRECT=OS:qm2\\private$\\notify_queue$", body))])
+    text = convert(path, names={"10.0.0.1": "QM1", "10.0.0.2": "QM2"})
+    events = [e for e in load("n", text)[0].events if e["event"] == "notification"]
+    assert [(e["node"], e["direction"], e["body"]) for e in events] == [("QM1", "send", body.hex()),
+                                                                        ("QM2", "receive", body.hex())]
+    assert check_text(text)[0].verdict == "conformant"
+
+
+def test_an_acknowledgment_is_a_receive_only(tmp_path, sends):
+    """A Nack (made by the MSMQ transport, not the directory service) is only received."""
+    conv = TcpConversation(("10.0.0.2", 40000), ("10.0.0.1", 1801))
+    props = mqqb.MessageProperties(message_class=0x8000)
+    packet = mqqb.build_user_message(mqqb.PrivateQueue(Guid.from_name("qm:PEC0"), 1),
+                                     bytes.fromhex(sends[0]["body"]), properties=props)
+    path = tmp_path / "a.pcap"
+    write_pcap(path, [*conv.handshake(), *conv.send(True, packet)])
+    events = load("a", convert(path, names={"10.0.0.1": "PEC0", "10.0.0.2": "PSC1"}))[0].events[1:]
+    assert [(e["event"], e["node"], e["class"]) for e in events] == [("receive", "PEC0", 0x8000)]
+
+
+def test_the_command_line_converts_with_names_and_a_topology(tmp_path, sends):
+    """`trace from-pcap` writes the trace; --node names an address, --topology declares roles; check reads it."""
+    pcap, out, topo = tmp_path / "c.pcap", tmp_path / "c.ndjson", tmp_path / "topology.json"
+    replication_capture(pcap, sends)
+    topo.write_text(json.dumps({"nodes": [{"name": "PEC0", "role": "PEC", "site": str(Guid.from_name("s")),
+                                           "pec": "PEC0", "addresses": ["10.0.0.1"]}]}))
+    result = CliRunner().invoke(trace, ["from-pcap", str(pcap), "-o", str(out), "--node", "Psc1=10.0.0.2",
+                                        "--topology", str(topo)])
+    assert result.exit_code == 0, result.output
+    header = json.loads(out.read_text().splitlines()[0])
+    declared = {n["name"]: n for n in header["nodes"]}
+    assert declared["PEC0"]["role"] == "PEC" and "Psc1" in declared and "PSC1" not in declared
+    # no start events: even the declared PEC is checked at codec level, and conforms
+    assert CliRunner().invoke(check, [str(out)]).exit_code == 0
+
+
+@pytest.mark.parametrize("args", [["missing.pcap"], ["x.pcap", "--node", "no-equals"]])
+def test_bad_input_exits_2_with_one_line(tmp_path, args):
+    """An unreadable capture or a malformed --node is one stderr line and exit 2."""
+    (tmp_path / "x.pcap").write_bytes(b"not a capture")
+    result = CliRunner().invoke(trace, ["from-pcap", *[str(tmp_path / a) if a.endswith(".pcap") else a
+                                                       for a in args], "-o", str(tmp_path / "o.ndjson")])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.output
+
+
+def test_host_strips_the_port_of_either_address_family():
+    """The server of an endpoint is its address without the port, IPv6 brackets removed."""
+    assert (host("10.0.0.1:1801"), host("[fe80::1]:1801")) == ("10.0.0.1", "fe80::1")
