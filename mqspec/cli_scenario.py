@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -48,21 +47,19 @@ def run(file: str, mode: str, seed: int, trace_path: str | None, as_json: bool) 
     except sc.ScenarioError as exc:
         _fail("scenario error", f"{file}: {exc}")
     run_mode = Mode(mode)
-    header = {"trace": trace_id(parsed.name, run_mode, seed), "format": 1}
     with contextlib.ExitStack() as stack:
-        sink: Callable[[dict[str, Any]], None] | None = None
-        if trace_path is not None:
+        if trace_path is None:
+            result = run_scenario(parsed, mode=run_mode, seed=seed)
+        else:
             try:
                 out = stack.enter_context(Path(trace_path).open("w", encoding="utf-8"))
             except OSError as exc:
                 _fail("error", f"{trace_path}: {exc.strerror}")
+            # the published trace format (mqspec/oracle/trace_format.py), which mqspec check reads
+            from mqspec.oracle.record import record_scenario
 
-            def write(record: dict[str, Any]) -> None:
-                out.write(json.dumps({**header, **record}, separators=(",", ":")) + "\n")
-
-            sink = write
-
-        result = run_scenario(parsed, mode=run_mode, seed=seed, trace=sink)
+            result = record_scenario(parsed, mode=run_mode, seed=seed, trace_id=trace_id(parsed.name, run_mode, seed),
+                                     write=out.write)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:

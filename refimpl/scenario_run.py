@@ -107,8 +107,13 @@ def trace_id(name: str, mode: Mode, seed: int) -> str:
 
 
 def run(scenario: Scenario, *, mode: Mode = Mode.CLARIFIED, seed: int = 0,
-        trace: Callable[[dict[str, Any]], None] | None = None) -> RunResult:
-    """Build the enterprise and perform every step; ``trace`` receives every World trace record."""
+        trace: Callable[[dict[str, Any]], None] | None = None,
+        attach: Callable[[World], None] | None = None) -> RunResult:
+    """Build the enterprise and perform every step; ``trace`` receives every World trace record.
+
+    ``attach`` is called with the new World before anything runs (to add observers, such as the
+    published-trace recorder of mqspec.oracle.record).
+    """
     counter = MessageCounter()
 
     def on_record(record: dict[str, Any]) -> None:
@@ -117,6 +122,8 @@ def run(scenario: Scenario, *, mode: Mode = Mode.CLARIFIED, seed: int = 0,
             trace(record)
 
     world = World(mode=mode, seed=seed, trace=on_record)
+    if attach is not None:
+        attach(world)
     runner = _Runner(world, counter, scenario)
     runner.build()
     runner.steps(scenario.steps, iteration=())

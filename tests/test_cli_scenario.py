@@ -115,7 +115,7 @@ def test_bad_json_names_line_and_column(tmp_path):
 
 
 def test_trace_lines_carry_the_trace_id_and_format(small, tmp_path):
-    """--trace writes one JSON object per line, each with the trace id (stem:mode:seed) and format 1."""
+    """--trace writes the published format: one JSON object per line, each with the trace id (stem:mode:seed) and format 1."""
     trace = tmp_path / "t.ndjson"
     out = invoke(str(small), "--trace", str(trace), "--seed", "3")
     assert out.exit_code == 0, out.stderr
@@ -123,7 +123,8 @@ def test_trace_lines_carry_the_trace_id_and_format(small, tmp_path):
     assert len(lines) > 10
     assert all(line["trace"] == "small:clarified:3" and line["format"] == 1 for line in lines)
     events = {line["event"] for line in lines}
-    assert {"start", "send", "receive", "timer", "directory", "client_request", "step"} <= events
+    assert {"header", "node", "start", "send", "receive", "timer", "directory", "client_request", "snapshot"} <= events
+    assert lines[0]["event"] == "header"
 
 
 def test_same_seed_gives_byte_identical_trace_and_json(small, tmp_path):

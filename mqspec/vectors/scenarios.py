@@ -17,7 +17,7 @@ writes) and the run's result (``expected.json``: what ``mqspec scenario run --js
 
 from __future__ import annotations
 
-import json
+import io
 import random
 import re
 from collections.abc import Iterator
@@ -29,10 +29,9 @@ import yaml
 
 from mqspec.refimpl import scenario as sc
 from mqspec.refimpl.effects import Mode
-from mqspec.refimpl.scenario_run import run, trace_id
+from mqspec.oracle.trace_format import FORMAT_VERSION as TRACE_FORMAT  # noqa: F401  (the runner and writer read it here)
+from mqspec.refimpl.scenario_run import trace_id
 
-#: the trace format version the lines carry (the one ``mqspec scenario run --trace`` writes)
-TRACE_FORMAT = 1
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 
 
@@ -53,18 +52,15 @@ class ScenarioVector:
     result: dict[str, Any]
 
 
-def trace_line(header: dict[str, Any], record: dict[str, Any]) -> str:
-    """One trace line: the trace id and format, then the record, compact (as the CLI writes it)."""
-    return json.dumps({**header, **record}, separators=(",", ":")) + "\n"
-
-
 def run_scenario(data: dict[str, Any], name: str, mode: Mode, seed: int) -> tuple[bytes, dict[str, Any]]:
-    """Parse and run a scenario; return the trace (NDJSON bytes) and the result JSON."""
+    """Parse and run a scenario; return the published trace (NDJSON bytes, what ``mqspec scenario run
+    --trace`` writes and ``mqspec check`` reads) and the result JSON."""
+    from mqspec.oracle.record import record_scenario
+
     parsed = sc.parse(data, name)
-    header = {"trace": trace_id(name, mode, seed), "format": TRACE_FORMAT}
-    lines: list[str] = []
-    result = run(parsed, mode=mode, seed=seed, trace=lambda record: lines.append(trace_line(header, record)))
-    return "".join(lines).encode("utf-8"), result.to_json()
+    out = io.StringIO()
+    result = record_scenario(parsed, mode=mode, seed=seed, trace_id=trace_id(name, mode, seed), write=out.write)
+    return out.getvalue().encode("utf-8"), result.to_json()
 
 
 def _description(text: str) -> str:
