@@ -8,7 +8,6 @@ Request Nack or the timer's expiry resumes it.
 
 from __future__ import annotations
 
-from mqspec.clauses import clause
 from mqspec.model.mqdsrp import (
     AlreadyPurgedMessage,
     BSCAckMessage,
@@ -25,6 +24,8 @@ from mqspec.model.mqdsrp import (
 )
 from mqspec.model.seqnum import MAX_SEQ_NUMBER, MIN_SEQ_NUMBER, SequenceNumber
 
+from mqspec.clauses import clause
+
 from . import mqds
 from . import status as st
 from .effects import AckRequested, Context, RequestCompleted, TimerKey, TimerScope
@@ -35,7 +36,14 @@ from .mqdsrp_common import (
     processing_directory_changes,
     send_replication_message,
 )
-from .mqdsrp_state import PEC_PARTITION_ID, DirectoryNeighbor, DirectoryPartition, PendingChangeRequest, PurgeState, QueueManager
+from .mqdsrp_state import (
+    PEC_PARTITION_ID,
+    DirectoryNeighbor,
+    DirectoryPartition,
+    PendingChangeRequest,
+    PurgeState,
+    QueueManager,
+)
 
 #: product behaviour notes <2>-<10>: "The default value of an intersite ... Change Propagation
 #: Timer is 10 seconds ... an intrasite ... Change Propagation Timer is 2 seconds"
@@ -195,20 +203,7 @@ def send_change_propagation(qm: QueueManager, ctx: Context, neighbor: DirectoryN
     else:
         last = qm.last_seq_number_header_time
     if last is None or ctx.now - last >= SEQ_NUMBER_HEADER_INTERVAL:
-        entries: list[PartitionSeqNumbers] = []
-        if scope is TimerScope.INTERSITE:
-            if qm.is_pec and qm.my_enterprise_partition is not None:
-                p = qm.my_enterprise_partition
-                entries.append(PartitionSeqNumbers(PEC_PARTITION_ID, p.last_seq_number, p.purged_seq_number))
-            if qm.my_site_partition is not None:
-                p = qm.my_site_partition
-                entries.append(PartitionSeqNumbers(p.partition_id, p.last_seq_number, p.purged_seq_number))
-        else:
-            for p in qm.partitions:
-                own = p is qm.my_enterprise_partition or p is qm.my_site_partition
-                entries.append(PartitionSeqNumbers(
-                    p.partition_id, p.last_seq_number, p.purged_seq_number if own else p.allowed_purge_seq_number,
-                ))
+        entries = seq_number_header_entries(qm, scope)
         if entries:
             header = SeqNumberHeader(qm.machine_name, tuple(entries))
             qm.last_seq_number_header_time = ctx.now
@@ -216,6 +211,30 @@ def send_change_propagation(qm: QueueManager, ctx: Context, neighbor: DirectoryN
     message = ChangePropagationMessage(qm.site_identifier, False, tuple(neighbor.available_changes), header)
     send_replication_message(qm, ctx, neighbor.machine_name, message, 20 * 60, 3, AckRequested.NONE, None, None)
     neighbor.available_changes = []
+
+
+def seq_number_header_entries(qm: QueueManager, scope: TimerScope) -> tuple[PartitionSeqNumbers, ...]:
+    """The PartitionSeqNumbers Send Change Propagation puts in a SeqNumberHeader (3.3.7.2).
+
+    "If iScope is Intersite: If the queue manager is PEC: Set seqNumberHeader.Count to 2 ... Else:
+    ... the size of the DirectoryPartitionCollection ... PurgedSeqNumber := dirPartition.AllowedPurgeSeqNumber"
+    for partitions this server does not own. (The conformance checker uses it too.)
+    """
+    entries: list[PartitionSeqNumbers] = []
+    if scope is TimerScope.INTERSITE:
+        if qm.is_pec and qm.my_enterprise_partition is not None:
+            p = qm.my_enterprise_partition
+            entries.append(PartitionSeqNumbers(PEC_PARTITION_ID, p.last_seq_number, p.purged_seq_number))
+        if qm.my_site_partition is not None:
+            p = qm.my_site_partition
+            entries.append(PartitionSeqNumbers(p.partition_id, p.last_seq_number, p.purged_seq_number))
+    else:
+        for p in qm.partitions:
+            own = p is qm.my_enterprise_partition or p is qm.my_site_partition
+            entries.append(PartitionSeqNumbers(
+                p.partition_id, p.last_seq_number, p.purged_seq_number if own else p.allowed_purge_seq_number,
+            ))
+    return tuple(entries)
 
 
 @clause(DOC, "3.3.7.3", "Send Sync Request")

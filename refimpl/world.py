@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-
 from mqspec.model import mqdsrp
 from mqspec.model.guid import Guid
 from mqspec.model.propids import PROPIDS, ObjectType
@@ -38,7 +37,14 @@ from .effects import (
 )
 from .mqds import ClientRequest, default_scope, directory_client_request
 from .mqdsrp_common import receiving_replication_messages
-from .mqdsrp_state import PEC_PARTITION_ID, SERVICE_BSC, PurgeState, QueueManager, Role, lose_volatile_state
+from .mqdsrp_state import (
+    PEC_PARTITION_ID,
+    SERVICE_BSC,
+    PurgeState,
+    QueueManager,
+    Role,
+    lose_volatile_state,
+)
 from .transport import AckRequested, MsmqMessage, Network, msmq_priority
 
 P = {name: pdef.propid for name, pdef in PROPIDS.items()}
@@ -209,7 +215,7 @@ class World:
             if self._trace is not None:
                 self._emit({"event": "timer", "node": event.node, "timer": event.timer.kind,
                             "args": list(event.timer.args)})
-            self._run(qm, lambda ctx: _fire_timer(qm, ctx, event.timer), ("timer", event.timer))
+            self._run(qm, lambda ctx: fire_timer(qm, ctx, event.timer), ("timer", event.timer))
             return
         if not self.network.handles(event):
             event.fire(self)  # type: ignore[attr-defined]  # MS-MQCN: a queue manager's timer (notify.py)
@@ -337,7 +343,8 @@ class _ObservedEffects(list):  # observation hook (proofs/ghost.py)
             observer.effect(self._world, self._qm, effect)
 
 
-def _fire_timer(qm: QueueManager, ctx: Context, timer: TimerKey) -> None:
+def fire_timer(qm: QueueManager, ctx: Context, timer: TimerKey) -> None:
+    """Dispatch an expired timer of ``qm`` to its MC-MQDSRP timer event (3.3.6.1, 3.3.6.2, 3.3.7.1)."""
     if timer.kind == "change_propagation":
         client.change_propagation_timer_event(qm, ctx, timer.args[0], TimerScope(timer.args[1]))
     elif timer.kind == "bsc_ack":

@@ -12,13 +12,10 @@ from typing import Any
 from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
 from mqspec.model.jsonform import converter
-from mqspec.model.mqdsrp import PartitionSeqNumbers
 from mqspec.model.propids import ObjectType
 from mqspec.model.propvalue import Property
-from mqspec.refimpl import mqdsrp_client as client
-from mqspec.refimpl.effects import Context, TimerKey, TimerScope
+from mqspec.refimpl.effects import TimerKey
 from mqspec.refimpl.mqds import IDENTITY_PROPID, ClientRequest, default_scope
-from mqspec.refimpl.mqdsrp_state import PEC_PARTITION_ID
 
 
 class InputError(Exception):
@@ -28,39 +25,6 @@ class InputError(Exception):
         super().__init__(index, field, reason)
         self.index, self.field, self.reason = index, field, reason
 
-
-
-
-def seq_number_header_entries(qm: Any, scope: TimerScope) -> tuple[PartitionSeqNumbers, ...]:
-    """The entries Send Change Propagation (3.3.7.2) puts in a SeqNumberHeader for ``scope``.
-
-    The same rule as :func:`mqspec.refimpl.mqdsrp_client.send_change_propagation`, which builds
-    them only when its period has elapsed; the checker needs them when the implementation's
-    period differs from the reference's.
-    """
-    entries = []
-    if scope is TimerScope.INTERSITE:
-        if qm.is_pec and qm.my_enterprise_partition is not None:
-            p = qm.my_enterprise_partition
-            entries.append(PartitionSeqNumbers(PEC_PARTITION_ID, p.last_seq_number, p.purged_seq_number))
-        if qm.my_site_partition is not None:
-            p = qm.my_site_partition
-            entries.append(PartitionSeqNumbers(p.partition_id, p.last_seq_number, p.purged_seq_number))
-    else:
-        for p in qm.partitions:
-            own = p is qm.my_enterprise_partition or p is qm.my_site_partition
-            entries.append(PartitionSeqNumbers(
-                p.partition_id, p.last_seq_number, p.purged_seq_number if own else p.allowed_purge_seq_number))
-    return tuple(entries)
-
-
-def fire_timer(qm: Any, ctx: Context, key: TimerKey) -> None:
-    if key.kind == "change_propagation":
-        client.change_propagation_timer_event(qm, ctx, key.args[0], TimerScope(key.args[1]))
-    elif key.kind == "bsc_ack":
-        client.bsc_ack_timer_event(qm, ctx)
-    else:
-        client.change_request_wait_expired(qm, ctx, key.args[0])
 
 
 def timer_key(index: int, record: dict[str, Any]) -> TimerKey:

@@ -56,6 +56,7 @@ from mqspec.refimpl.effects import (
     TimerScope,
 )
 from mqspec.refimpl.mqds import directory_client_request
+from mqspec.refimpl.mqdsrp_client import seq_number_header_entries
 from mqspec.refimpl.mqdsrp_common import receiving_replication_messages
 from mqspec.refimpl.mqdsrp_state import Role
 from mqspec.refimpl.transport import (
@@ -64,18 +65,12 @@ from mqspec.refimpl.transport import (
     msmq_priority,
     replication_queue_direct,
 )
-from mqspec.refimpl.world import World
+from mqspec.refimpl.world import World, fire_timer
 
 from . import attribution
 from .attribution import ClauseEffects, responsible
 from .diff import field_diff
-from .inputs import (
-    InputError,
-    client_request,
-    fire_timer,
-    seq_number_header_entries,
-    timer_key,
-)
+from .inputs import InputError, client_request, timer_key
 from .state import STATE_SECTIONS, compare_state
 
 #: MSMQ properties of a send compared when the trace gives them
