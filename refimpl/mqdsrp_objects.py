@@ -129,6 +129,12 @@ def handle_directory_delete(
     if not post_delete:
         status, removed = mqds.delete_directory_object(qm, ctx, object_type, path_name, guid, scope, my_partition,
                                                        partition.partition_id, seq_number)
+        if status == st.MQDS_OBJECT_NOT_FOUND and not my_partition and ctx.clarified:
+            # clarification E-261: a replica that never had the object (it missed the create, or
+            # rebuilt its state) would fail this change for ever and stop the partition here; the
+            # deletion's outcome already holds, so it counts as applied (its tombstone is kept below)
+            ctx.clarify("E-261", "replicated delete of an object this replica does not hold")
+            status = st.MQ_OK
         if status != st.MQ_OK:
             return status, need_flush
     if ctx.clarified:

@@ -74,10 +74,19 @@ def receive_change_propagation(qm: QueueManager, ctx: Context, message: ChangePr
         # E-002: the text writes AllowedPurgeNumber for AllowedPurgeSeqNumber
         if seq_number.purged_seq_number > partition.allowed_purge_seq_number:
             partition.allowed_purge_seq_number = seq_number.purged_seq_number
-        if (
-            seq_number.last_seq_number <= partition.last_seq_number
-            or seq_number.last_seq_number < partition.change_missing_window
-        ):
+        if seq_number.last_seq_number <= partition.last_seq_number:
+            continue
+        if ctx.literal:
+            if seq_number.last_seq_number < partition.change_missing_window:
+                continue
+        elif partition.change_missing_window == MAX_SEQ_NUMBER:
+            # clarification E-264: a window of MAX means a sync for everything is outstanding; if its
+            # reply was lost the text never asks again, so mqspec lets the header ask once more
+            if partition.purge_state is not PurgeState.NORMAL:
+                continue
+        elif seq_number.last_seq_number < partition.change_missing_window:
+            # a header at the window asks again: if the reply to the last request was lost, this is
+            # the only way to ask once more (at most once per header interval)
             continue
         if qm.is_psc:
             partition.authority_name = machine_name  # type: ignore[assignment]
@@ -381,7 +390,10 @@ def lookup_directory_objects(
         PropertyRestriction.of(Relation.PRGE, lookup_ids[0], from_seq.to_bytes()),
         PropertyRestriction.of(Relation.PRLE, lookup_ids[0], to_seq.to_bytes()),
     ]
-    if object_type is ObjectType.MQDS_QUEUE and scope == Scope.ENTERPRISE:
+    if object_type is ObjectType.MQDS_QUEUE and scope == Scope.ENTERPRISE and ctx.literal:
+        # clarification E-263: propagation sends every queue change to every PSC neighbor and "each
+        # directory server maintains a copy of all objects in the entire enterprise" (1.3.1.1); a sync
+        # restricted to enterprise-scoped queues never repairs a lost update of any other queue
         restrictions.append(PropertyRestriction.of(Relation.PREQ, P["PROPID_Q_SCOPE"], 0x01))
     handle = qm.directory.begin_lookup(Restriction(tuple(restrictions)), tuple(lookup_ids), object_type=int(object_type))
     changes: list[DirectoryChange] = []

@@ -172,10 +172,16 @@ def _delete(qm, partition_id, object_type, scope, path, guid, at=3, *, post=Fals
                 "path_name": path, "guid": guid, "seq_number": seq(at), "post_delete": post}
 
 
-@situation("handle_directory_delete", "object-missing")
+@situation("handle_directory_delete", "object-missing-at-a-replica")
 def _delete_missing():
-    """A delete of an object the directory lacks fails."""
+    """A replica's delete of an object it lacks fails literally; clarified, it is applied with a tombstone (E-261)."""
     return _delete(psc(), SITE0, QUEUE, 1, None, guid_of("none"))
+
+
+@situation("handle_directory_delete", "object-missing-at-the-authority")
+def _delete_missing_authority():
+    """At the partition's authority a delete of an object the directory lacks fails in both modes (E-261)."""
+    return _delete(pec(), SITE0, QUEUE, 1, None, guid_of("none"))
 
 
 @situation("handle_directory_delete", "queue-at-a-replica")

@@ -121,6 +121,29 @@ def _rcp_skipped():
     return _propagation(qm, header=_header((SITE2, 9, 0), (SITE0, 20, 4), (SITE0, 8, 6), (ENT, 8, 1)))
 
 
+@situation("receive_change_propagation", "header-with-the-window-at-max")
+def _rcp_max_window():
+    """With the window at MAX a header ahead asks again only when clarified (E-264); literally it is skipped."""
+    return _propagation(psc(), header=_header((ENT, 8, 0), machine="PEC-new"))
+
+
+@situation("receive_change_propagation", "header-with-the-window-at-max-in-sync0")
+def _rcp_max_window_sync0():
+    """A partition in sync0 keeps its MAX window in both modes: the header sends nothing (E-264)."""
+    qm = psc()
+    part(qm, ENT).purge_state = PurgeState.SYNC0
+    return _propagation(qm, header=_header((ENT, 8, 0)))
+
+
+@situation("receive_change_propagation", "header-at-the-window")
+def _rcp_at_window():
+    """A header equal to the window asks up to L + 1 literally; clarified, the window L already asks for it (E-116)."""
+    qm = psc()
+    e = part(qm, ENT)
+    e.last_seq_number, e.change_missing_window = seq(2), seq(8)
+    return _propagation(qm, header=_header((ENT, 8, 0)))
+
+
 @situation("receive_change_propagation", "header-raises-allowed-purge")
 def _rcp_allowed():
     """A header's PurgedSeqNumber beyond AllowedPurgeSeqNumber raises it (E-002)."""
@@ -261,9 +284,9 @@ def _rsr_replica():
     return _sync_request(qm, SITE0, 0, MAX_SEQ_NUMBER.value, scope=Scope.NONE, requester=BSC11)
 
 
-@situation("receive_sync_request", "enterprise-scope-queues-only")
+@situation("receive_sync_request", "psc-requester-scope-0x01")
 def _rsr_scope():
-    """With Scope 0x01 only queues with PROPID_Q_SCOPE 1 are sent; missing properties are left out (E-124)."""
+    """Scope 0x01: literal sends only queues with PROPID_Q_SCOPE 1, clarified every queue (E-263); E-124 as well."""
     qm = pec()
     put(qm, QUEUE, "pec0\\pub", queue_props("pec0\\pub", guid_of("pub"), scope=1), SITE0, 1)
     put(qm, QUEUE, "pec0\\site", queue_props("pec0\\site", guid_of("site-q"), scope=0), SITE0, 2)
@@ -384,7 +407,7 @@ def _ldo_machines():
 
 @situation("lookup_directory_objects", "queues-enterprise-scope")
 def _ldo_queues():
-    """With the enterprise scope only queues whose PROPID_Q_SCOPE is 1 are returned."""
+    """With scope 0x01 literal returns only queues whose PROPID_Q_SCOPE is 1; clarified returns every queue (E-263)."""
     qm = pec()
     put(qm, QUEUE, "pec0\\a", queue_props("pec0\\a", guid_of("a"), scope=1), SITE0, 1)
     put(qm, QUEUE, "pec0\\b", queue_props("pec0\\b", guid_of("b"), scope=0), SITE0, 2)

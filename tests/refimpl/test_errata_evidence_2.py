@@ -333,7 +333,7 @@ def test_e165_psc_replies_to_its_new_bsc_not_to_itself():
 
 @covers("MC-MQDSRP", "3.3.7.2")
 def test_e137_every_neighbor_gets_the_seqnumberheader():
-    """Counted per server the 20-minute header always goes to PSC1, whose timer fires first, so PSC2 never learns it is behind; per neighbor both get it."""
+    """Counted per server the 20-minute header always goes to PSC1, whose timer fires first, so PSC2 never learns it is behind; per neighbor both get it and PSC2 asks for the gap."""
     outcome = {}
     for mode in MODES:
         qm = pec()
@@ -357,6 +357,8 @@ def test_e137_every_neighbor_gets_the_seqnumberheader():
                     asked += [(now, *r) for r in requests(receive)]
         outcome[mode] = (headers, asked)
     assert outcome[LITERAL] == ({"PSC1": [0, 1200, 2400], "PSC2": []}, [])
+    # clarified: every header reaches PSC2, which asks for (4, 5] each time (the window is 5, E-116,
+    # and a header at the window asks again, in case the previous reply was lost)
     assert outcome[CLARIFIED] == ({"PSC1": [0, 1200, 2400], "PSC2": [0, 1200, 2400]},
                                   [(0, 4, 5), (1200, 4, 5), (2400, 4, 5)])
 

@@ -25,6 +25,7 @@ from .mqdsrp_fixtures import (
     DirectoryNeighbor,
     DirectoryPartition,
     add_object,
+    clarified_ids,
     context,
     dir_ops,
     guid_of,
@@ -191,3 +192,37 @@ def test_bsc_machine_deleted_by_guid_at_its_authority_loses_its_neighbor(mode):
     [queued] = qm.bsc_neighbors[0].available_changes
     assert (queued.command, queued.guid_identifier, queued.path_name) == (Command.DELETE, guid_of(BSC), None)
     assert qm.my_site_partition.last_seq_number == seq(1)
+
+
+@covers("MC-MQDSRP", "3.1.7.2.7")
+def test_clarified_replica_counts_a_missing_objects_delete_as_applied():
+    """Clarified E-261: a replica without the object returns MQ_OK and records the tombstone, so LastSeqNumber can move."""
+    qm = psc_node()
+    result, ctx = _delete(qm, ENT, QUEUE, None, guid_of("never-seen"))
+    assert result == (st.MQ_OK, False)
+    assert [(op.operation, op.guid, op.status) for op in dir_ops(ctx)] == [
+        ("delete", guid_of("never-seen"), st.MQDS_OBJECT_NOT_FOUND)]
+    assert clarified_ids(ctx) == ["E-261"]
+    assert [(d.identifier, d.partition_id, d.seq_number, d.object_type, d.scope) for d in qm.deleted_objects] == [
+        (guid_of("never-seen"), ENT, seq(7), int(QUEUE), SCOPE_ENTERPRISE)]
+
+
+@covers("MC-MQDSRP", "3.1.7.2.7")
+def test_literal_replica_fails_a_missing_objects_delete():
+    """Literal E-261: "If rStatus is not MQ_OK: return": the replica fails with MQDS_OBJECT_NOT_FOUND and records nothing."""
+    qm = psc_node()
+    result, ctx = _delete(qm, ENT, QUEUE, None, guid_of("never-seen"), mode=Mode.LITERAL)
+    assert result == (st.MQDS_OBJECT_NOT_FOUND, False)
+    assert clarified_ids(ctx) == []
+    assert qm.deleted_objects == []
+
+
+@covers("MC-MQDSRP", "3.1.7.2.7")
+@pytest.mark.parametrize("mode", MODES)
+def test_authority_fails_a_missing_objects_delete_in_both_modes(mode):
+    """E-261 is for replicas only: at the partition's authority a delete of a missing object fails in both modes."""
+    qm = pec_node()
+    result, ctx = _delete(qm, ENT, QUEUE, None, guid_of("never-seen"), mode=mode)
+    assert result == (st.MQDS_OBJECT_NOT_FOUND, False)
+    assert clarified_ids(ctx) == []
+    assert qm.deleted_objects == []

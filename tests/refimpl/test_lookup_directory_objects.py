@@ -68,10 +68,30 @@ def test_the_restriction_keeps_the_partition_and_the_inclusive_range():
 
 @covers("MC-MQDSRP", "3.2.7.8")
 def test_scope_0x01_adds_the_enterprise_queue_restriction():
-    """"If iScope is 0x01: [PREQ, PROPID_Q_SCOPE, PV(0x01)]": site-scope queues are left out."""
+    """Literal E-263: "If iScope is 0x01: [PREQ, PROPID_Q_SCOPE, PV(0x01)]": site-scope queues are left out."""
     qm = site1_with_queues()
-    assert [c.guid_identifier for c in lookup(qm, ObjectType.MQDS_QUEUE, scope=1)] == [QUEUE_A]
+    assert [c.guid_identifier for c in lookup(qm, ObjectType.MQDS_QUEUE, scope=1, mode=Mode.LITERAL)] == [QUEUE_A]
+    assert [c.guid_identifier for c in lookup(qm, ObjectType.MQDS_QUEUE, scope=0, mode=Mode.LITERAL)] == [
+        QUEUE_A, QUEUE_B]
+
+
+@covers("MC-MQDSRP", "3.2.7.8")
+def test_clarified_scope_0x01_keeps_every_queue_of_the_partition():
+    """Clarified E-263: no PROPID_Q_SCOPE restriction, so a PSC's sync gets every queue, as propagation sends them."""
+    qm = site1_with_queues()
+    assert [c.guid_identifier for c in lookup(qm, ObjectType.MQDS_QUEUE, scope=1)] == [QUEUE_A, QUEUE_B]
     assert [c.guid_identifier for c in lookup(qm, ObjectType.MQDS_QUEUE, scope=0)] == [QUEUE_A, QUEUE_B]
+
+
+@covers("MC-MQDSRP", "3.2.7.8")
+@pytest.mark.parametrize("mode", [Mode.CLARIFIED, Mode.LITERAL])
+def test_scope_0x01_finds_a_queue_without_a_scope_only_when_clarified(mode):
+    """E-263: a queue stored without PROPID_Q_SCOPE is left out by the literal 0x01 restriction, kept when clarified."""
+    qm = psc_qm()
+    no_scope = (Property(P["PROPID_Q_PATHNAME"], "M1\\z"), Property(P["PROPID_Q_INSTANCE"], QUEUE_B))
+    store_object(qm, ObjectType.MQDS_QUEUE, "M1\\z", no_scope, SITE1, 2)
+    found = [c.guid_identifier for c in lookup(qm, ObjectType.MQDS_QUEUE, scope=1, mode=mode)]
+    assert found == ([QUEUE_B] if mode is Mode.CLARIFIED else [])
 
 
 @covers("MC-MQDSRP", "3.2.7.8")

@@ -12,6 +12,7 @@ from mqspec.model.propids import ObjectType
 from mqspec.model.seqnum import MAX_SEQ_NUMBER, MIN_SEQ_NUMBER
 from mqspec.refimpl.effects import Mode
 from mqspec.refimpl.mqdsrp_server import receive_change_propagation
+from mqspec.refimpl.mqdsrp_state import PurgeState
 
 from mqspec.clauses import covers
 
@@ -179,12 +180,13 @@ def test_a_header_not_ahead_of_the_replica_sends_no_sync_request():
 
 
 @covers("MC-MQDSRP", "3.2.7.1")
-def test_a_header_below_the_missing_window_sends_no_sync_request():
+@pytest.mark.parametrize("mode", [Mode.CLARIFIED, Mode.LITERAL])
+def test_a_header_below_the_missing_window_sends_no_sync_request(mode):
     """"... or seqNumber.LastSeqNumber < dirPartition.ChangeMissingWindow: Continue" (already asked for)."""
     qm = psc_qm()
     ent = ready(qm, ENT, last=2)
     ent.change_missing_window = seq(9)
-    ctx = ctx_for(qm)
+    ctx = ctx_for(qm, mode)
     receive_change_propagation(qm, ctx, propagation(header=header(PEC, (ENT, 8, 0))))
     assert ctx.effects == []
     assert ent.change_missing_window == seq(9)
@@ -192,12 +194,80 @@ def test_a_header_below_the_missing_window_sends_no_sync_request():
 
 @covers("MC-MQDSRP", "3.2.7.1")
 def test_after_initialization_the_max_window_suppresses_header_sync_requests():
-    """ChangeMissingWindow is MAX_SEQ_NUMBER until the first sync reply: every header entry is below it."""
+    """Literal E-264: ChangeMissingWindow is MAX_SEQ_NUMBER until the first sync reply: every header entry is below it."""
     qm = psc_qm()
-    ctx = ctx_for(qm)
+    ctx = ctx_for(qm, Mode.LITERAL)
     receive_change_propagation(qm, ctx, propagation(header=header(PEC, (ENT, 8, 0))))
     assert ctx.effects == []
     assert partition(qm, ENT).change_missing_window == MAX_SEQ_NUMBER
+
+
+@covers("MC-MQDSRP", "3.2.7.1")
+def test_clarified_a_max_window_lets_a_header_ask_again():
+    """Clarified E-264: with the window at MAX (its reply may be lost) a header ahead asks once more, up to its LastSeqNumber."""
+    qm = psc_qm()
+    ent = partition(qm, ENT)
+    ctx = ctx_for(qm)
+    receive_change_propagation(qm, ctx, propagation(header=header("PEC-new", (ENT, 8, 0))))
+    assert (ent.change_missing_window, ent.authority_name) == (seq(8), "PEC-new")
+    request = SyncRequestMessage(SITE1, ENT, seq(0), seq(8), seq(0), False, Scope.ENTERPRISE, PSC1)
+    assert ctx.effects == [expect_send(qm, "PEC-new", request, 20 * 60, 3, "AckNackReachQueue", acked_queues=True)]
+
+
+@covers("MC-MQDSRP", "3.2.7.1")
+def test_clarified_a_max_window_asks_again_then_each_header_asks_once():
+    """Clarified E-264: the new window is the header's LastSeqNumber (E-116); the next header naming it asks once more, in case that reply is lost too."""
+    qm = psc_qm()
+    receive_change_propagation(qm, ctx_for(qm), propagation(header=header(PEC, (ENT, 8, 0))))
+    again = ctx_for(qm)
+    receive_change_propagation(qm, again, propagation(header=header(PEC, (ENT, 8, 0))))
+    assert [(b.from_seq_number, b.to_seq_number) for b in bodies(again)] == [(seq(0), seq(8))]
+    assert partition(qm, ENT).change_missing_window == seq(8)
+
+
+@covers("MC-MQDSRP", "3.2.7.1")
+@pytest.mark.parametrize("mode", [Mode.CLARIFIED, Mode.LITERAL])
+@pytest.mark.parametrize("state", [PurgeState.STARTSYNC0, PurgeState.SYNC0, PurgeState.COMPLETESYNC0])
+def test_a_max_window_during_sync0_suppresses_header_sync_requests(mode, state):
+    """E-264: a partition that is not NORMAL keeps its MAX window (the sync0's) in both modes; no request is sent."""
+    qm = psc_qm()
+    ent = partition(qm, ENT)
+    ent.purge_state = state
+    ctx = ctx_for(qm, mode)
+    receive_change_propagation(qm, ctx, propagation(header=header("PEC-new", (ENT, 8, 0))))
+    assert ctx.effects == []
+    assert (ent.change_missing_window, ent.authority_name) == (MAX_SEQ_NUMBER, PEC)
+
+
+@covers("MC-MQDSRP", "3.2.7.1")
+@pytest.mark.parametrize("mode", [Mode.CLARIFIED, Mode.LITERAL])
+def test_a_header_at_the_missing_window_asks_again_in_both_modes(mode):
+    """E-116: a header equal to the window is not below it, so both modes ask again (up to L clarified, L + 1 literal): the previous reply may be lost."""
+    qm = psc_qm()
+    ent = ready(qm, ENT, last=2)
+    ent.change_missing_window = seq(8)
+    ctx = ctx_for(qm, mode)
+    receive_change_propagation(qm, ctx, propagation(header=header(PEC, (ENT, 8, 0))))
+    if mode is Mode.CLARIFIED:
+        assert ent.change_missing_window == seq(8)
+        assert [(b.from_seq_number, b.to_seq_number) for b in bodies(ctx)] == [(seq(2), seq(8))]
+    else:
+        assert ent.change_missing_window == seq(9)
+        assert [(b.from_seq_number, b.to_seq_number) for b in bodies(ctx)] == [(seq(2), seq(9))]
+
+
+@covers("MC-MQDSRP", "3.2.7.1")
+@pytest.mark.parametrize("mode", [Mode.CLARIFIED, Mode.LITERAL])
+def test_a_header_past_the_missing_window_widens_it_and_asks(mode):
+    """A header beyond an outstanding window asks again in both modes: up to L when clarified, L + 1 when literal (E-116)."""
+    qm = psc_qm()
+    ent = ready(qm, ENT, last=2)
+    ent.change_missing_window = seq(8)
+    ctx = ctx_for(qm, mode)
+    receive_change_propagation(qm, ctx, propagation(header=header(PEC, (ENT, 9, 0))))
+    window = seq(9) if mode is Mode.CLARIFIED else seq(10)
+    assert ent.change_missing_window == window
+    assert [(b.from_seq_number, b.to_seq_number) for b in bodies(ctx)] == [(seq(2), window)]
 
 
 @covers("MC-MQDSRP", "3.2.7.1")

@@ -172,14 +172,26 @@ def test_a_tombstone_becomes_a_delete_with_scope_and_object_type():
 
 @covers("MC-MQDSRP", "3.2.7.3")
 def test_the_queue_scope_restriction_follows_the_request_scope():
-    """iScope := the request's Scope: 0x01 (a PSC) gets enterprise-scope queues only, 0x00 (a BSC) every queue."""
+    """Literal E-263: iScope := the request's Scope: 0x01 (a PSC) gets enterprise-scope queues only, 0x00 every queue."""
     qm = site1_authority()
-    enterprise, everything = ctx_for(qm), ctx_for(qm)
+    enterprise, everything = ctx_for(qm, Mode.LITERAL), ctx_for(qm, Mode.LITERAL)
     receive_sync_request(qm, enterprise, sync_request(SITE1, 0, scope=Scope.ENTERPRISE))
     receive_sync_request(qm, everything, sync_request(SITE1, 0, scope=Scope.NONE, requester=BSC11))
     assert QUEUE_B not in [c.guid_identifier for c in reply_of(enterprise).changes]
     assert QUEUE_B in [c.guid_identifier for c in reply_of(everything).changes]
     assert [e.destination for e in everything.effects] == [BSC11]
+
+
+@covers("MC-MQDSRP", "3.2.7.3")
+def test_clarified_a_psc_requester_gets_every_queue_too():
+    """Clarified E-263: a Scope 0x01 request is answered with the site-scope queue as well, like a Scope 0x00 one."""
+    qm = site1_authority()
+    enterprise, everything = ctx_for(qm), ctx_for(qm)
+    receive_sync_request(qm, enterprise, sync_request(SITE1, 0, scope=Scope.ENTERPRISE))
+    receive_sync_request(qm, everything, sync_request(SITE1, 0, scope=Scope.NONE, requester=BSC11))
+    assert [c.guid_identifier for c in reply_of(enterprise).changes] == [
+        c.guid_identifier for c in reply_of(everything).changes]
+    assert QUEUE_B in [c.guid_identifier for c in reply_of(enterprise).changes]
 
 
 @covers("MC-MQDSRP", "3.2.7.3")
