@@ -157,6 +157,7 @@ def demo() -> None:
 # the subcommand groups live in their own modules, which do not import this one
 from mqspec.cli_check import check, trace  # noqa: E402
 from mqspec.cli_mqsd import mqsd  # noqa: E402
+from mqspec.cli_prove import prove  # noqa: E402
 from mqspec.cli_scenario import scenario  # noqa: E402
 from mqspec.cli_vectors import vectors  # noqa: E402
 
@@ -165,6 +166,7 @@ main.add_command(mqsd)
 main.add_command(vectors)
 main.add_command(check)
 main.add_command(trace)
+main.add_command(prove)
 
 
 if __name__ == "__main__":  # pragma: no cover

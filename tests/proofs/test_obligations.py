@@ -1,0 +1,162 @@
+"""Proof obligations: clarified mode proves every one; literal mode violates exactly the predicted ones, each cited.
+
+The default tier proves every clarified obligation but the bounded model checking (2.2.2 lemmas,
+initiation, consecution of every handler: about 20 s on two cores) and checks the literal
+violations of every handler but the three largest transitions (Receive Sync Reply, Handle
+Directory Change, Check Pending Changes), which the slow tier adds together with a timed
+``mqspec prove`` run; tests/proofs/test_bmc.py holds the bounded model checking.
+"""
+
+import json
+import time
+
+import pytest
+from click.testing import CliRunner
+from mqspec.proofs import obligations as ob
+from mqspec.proofs import z3_events as ev
+from mqspec.proofs import z3_invariants as zi
+
+from mqspec import errata
+from mqspec.clauses import covers
+
+HEAVY = ("receive_sync_reply", "handle_directory_change", "check_pending_changes")
+LIGHT = tuple(e.name for e in ev.EVENTS if e.name not in HEAVY)
+
+#: what literal mode violates: (invariant, handler) -> the register entries the counterexample must cite
+EXPECTED_LITERAL = {
+    ("replica_tombstone_covers_applied_deletions", "handle_directory_change"): {"E-108"},
+    ("purge_keeps_last_1024_changes", "handle_directory_change"): {"E-130"},
+    ("replica_tombstone_covers_applied_deletions", "handle_in_sync_change"): {"E-108"},
+    ("purge_keeps_last_1024_changes", "handle_in_sync_change"): {"E-130"},
+    ("replica_tombstone_covers_applied_deletions", "check_pending_changes"): {"E-108"},
+    ("purge_keeps_last_1024_changes", "check_pending_changes"): {"E-130"},
+    ("authority_tombstone_covers_unacked_deletions", "propagate_directory_change"): {"E-108"},
+    ("changes_carry_authority_purged_seq", "propagate_directory_change"): {"E-103"},
+    ("authority_tombstone_covers_unacked_deletions", "receive_change_request"): {"E-108"},
+    ("changes_carry_authority_purged_seq", "receive_change_request"): {"E-103"},
+    ("changes_carry_assigned_sequence_numbers", "receive_sync_request"): {"E-118"},
+    ("changes_chain_forward", "receive_sync_request"): {"E-118", "E-119"},
+    ("changes_skip_no_deletion", "receive_sync_request"): {"E-118", "E-119"},
+    ("replication_state_well_formed", "receive_sync_reply"): {"E-166"},
+    ("replica_tombstone_covers_applied_deletions", "receive_sync_reply"): {"E-108"},
+    ("replica_last_seq_monotone_except_sync0", "receive_sync_reply"): {"E-166"},
+    ("purge_keeps_last_1024_changes", "receive_sync_reply"): {"E-130"},
+    ("authority_tombstone_covers_unacked_deletions", "purge_deleted_objects"): {"E-133"},
+    ("replica_tombstone_covers_applied_deletions", "purge_deleted_objects"): {"E-133"},
+    ("purge_keeps_last_1024_changes", "purge_deleted_objects"): {"E-130"},
+    ("window_within_authority_history", "receive_change_propagation"): {"E-116"},
+    ("sync_requests_ask_assigned_sequence_numbers", "receive_change_propagation"): {"E-116"},
+}
+REGISTER = errata.by_id()
+
+
+def _check(events, mode):
+    return [r for e in events for r in ob.check_event(e, mode)]
+
+
+def _assert_clarified_proved(results):
+    bad = [f"{r.obligation.name}: {r.status}\n{(r.counterexample or {}).get('trace', '')}"
+           for r in results if r.status != "proved"]
+    assert not bad, "\n".join(bad)
+
+
+def _assert_literal_as_predicted(results, events):
+    violated = {(r.obligation.invariant, r.obligation.handler): r for r in results if r.status == "violated"}
+    assert not [r.obligation.name for r in results if r.status == "unknown"]
+    expected = {k for k in EXPECTED_LITERAL if k[1] in events}
+    assert set(violated) == expected, {"unexpected": sorted(set(violated) - expected),
+                                       "missing": sorted(expected - set(violated))}
+    for key, r in violated.items():
+        cited = set(r.counterexample["errata"])
+        assert EXPECTED_LITERAL[key] <= cited, (key, cited)
+        assert cited <= set(REGISTER), f"{key} cites ids the register lacks: {cited - set(REGISTER)}"
+
+
+@covers("MC-MQDSRP", "2.2.2")
+@covers("MC-MQDSRP", "3.1.7.2.9")
+@covers("MC-MQDSRP", "3.2.7.1")
+@covers("MC-MQDSRP", "3.2.7.2")
+@covers("MC-MQDSRP", "3.2.7.3")
+@covers("MC-MQDSRP", "3.3.7.5")
+def test_every_clarified_obligation_is_proved():
+    """Every lemma, initiation and consecution obligation of clarified mode (all handlers, no BMC) is proved."""
+    results = ob.run("clarified", jobs=2, bmc=False)
+    expected = [o for o in ob.obligations("clarified") if o.kind != "bmc"]
+    assert sorted(r.obligation.name for r in results) == sorted(o.name for o in expected)
+    _assert_clarified_proved(results)
+
+
+@covers("MC-MQDSRP", "3.1.7.2.9")
+@covers("MC-MQDSRP", "3.2.7.1")
+@covers("MC-MQDSRP", "3.2.7.3")
+def test_literal_violations_of_the_light_handlers_are_the_predicted_ones():
+    """Literal mode breaks exactly the predicted (invariant, handler) pairs, each cited by register entries."""
+    _assert_literal_as_predicted(_check(LIGHT, "literal"), LIGHT)
+
+
+@covers("MC-MQDSRP", "3.1.3.1")
+def test_initiation_holds_for_every_state_invariant():
+    """Every state invariant holds in the first state of an authority's and of a replica's partition."""
+    results = [ob.check_initiation(o) for o in ob.obligations("clarified") if o.kind == "initiation"]
+    assert [r.status for r in results] == ["proved"] * len(zi.STATE_INVARIANTS)
+
+
+def test_violation_renders_as_pre_state_event_post_state():
+    """A literal counterexample reads "invariant X is not preserved by Y" with fields named as attrs names them."""
+    [r] = [r for r in ob.check_event("receive_change_propagation", "literal")
+           if r.obligation.invariant == "window_within_authority_history"]
+    trace = r.counterexample["trace"]
+    assert trace.startswith("invariant window_within_authority_history is not preserved by receive_change_propagation")
+    for needle in ("partition.change_missing_window", "ghost.authority_last_seq", "event: receive_change_propagation(",
+                   "E-116", "sent SyncRequest"):
+        assert needle in trace
+    assert r.counterexample["post"]["partition.change_missing_window"] == r.counterexample["event"]["arguments"][
+        "header_last"] + 1
+
+
+def test_unknown_is_its_own_status():
+    """A solver that gives up reports unknown, which is never counted as proved."""
+    result = ob.Result(ob.Obligation("x", "x", "y", "clarified", "consecution"), "unknown", 0.0)
+    assert ob.summary([result]) == {"proved": 0, "violated": 0, "unknown": 1}
+
+
+@pytest.mark.slow
+@covers("MC-MQDSRP", "3.3.7.5")
+def test_literal_violations_of_the_heavy_handlers_are_the_predicted_ones():
+    """The heavy handlers' literal violations are the predicted ones, each cited."""
+    _assert_literal_as_predicted(_check(HEAVY, "literal"), HEAVY)
+
+
+@pytest.mark.slow
+def test_mqspec_prove_clarified_z3_part_runs_under_a_minute():
+    """``mqspec prove --mode clarified --no-bmc --json`` proves everything, well inside the 120 s budget."""
+    from mqspec.cli_prove import prove
+
+    started = time.perf_counter()
+    result = CliRunner().invoke(prove, ["--mode", "clarified", "--json", "--no-bmc"])
+    elapsed = time.perf_counter() - started
+    rows = json.loads(result.output)
+    assert result.exit_code == 0, [r["name"] for r in rows if r["status"] != "proved"]
+    assert {r["status"] for r in rows} == {"proved"}
+    assert set(rows[0]) >= {"name", "invariant", "handler", "mode", "status", "seconds", "counterexample"}
+    assert elapsed < 60
+
+
+def test_mqspec_prove_exit_status_and_json_rows():
+    """``mqspec prove --json`` prints one row per obligation; exit 1 on a violation, 0 when all are proved."""
+    from mqspec.cli_prove import prove
+
+    runner = CliRunner()
+    bad = runner.invoke(prove, ["--mode", "literal", "--json", "--no-bmc", "--handler", "receive_change_propagation"])
+    rows = json.loads(bad.output)
+    assert bad.exit_code == 1
+    assert all(set(r) >= {"name", "invariant", "handler", "mode", "status", "seconds", "counterexample"} for r in rows)
+    violated = [r for r in rows if r["status"] == "violated"]
+    assert {r["invariant"] for r in violated} == {"window_within_authority_history",
+                                                  "sync_requests_ask_assigned_sequence_numbers"}
+    assert all(r["counterexample"]["errata"] == ["E-116"] for r in violated)
+    good = runner.invoke(prove, ["--mode", "clarified", "--no-bmc", "--handler", "receive_psc_ack"])
+    assert good.exit_code == 0, good.output
+    assert "proved" in good.output and "violated" not in good.output.split("clarified:")[0]
+    usage = runner.invoke(prove, ["--handler", "no_such_handler"])
+    assert usage.exit_code == 2
