@@ -270,10 +270,11 @@ class ReplicationMachine(RuleBasedStateMachine):
             machines = [m for m in self.catalog.get("machine", []) if not m.get("deleted")]
             machine = machines[which % len(machines)] if machines else {"path": "C0", "site": "site0"}
             entry.update(path=f"{machine['path']}\\{name}", site=machine["site"])
-            # enterprise scope: a PSC's sync request asks only for those (3.3.7.3 Scope 0x01, 3.2.7.8),
-            # so a site-scope queue reaches another site's PSC by propagation but never by a sync
-            # (scenarios/counterexamples/site_scope_queue_reaches_other_sites_only_by_propagation.yaml)
-            props = {"PROPID_Q_LABEL": name, "PROPID_Q_SCOPE": 1, "PROPID_Q_INSTANCE": guid}
+            # every scope: site (0), enterprise (1), none given (E-263: a PSC's sync used to leave
+            # out all but enterprise-scope queues; scenarios/counterexamples/*-site-scope-queue.yaml)
+            props = {"PROPID_Q_LABEL": name, "PROPID_Q_INSTANCE": guid}
+            if value % 3 != 2:
+                props["PROPID_Q_SCOPE"] = value % 3
         elif type_name == "machine":
             guid = str(Guid.from_name(f"qm:{name}"))
             entry.update(guid=guid, site=real["site"])

@@ -1,9 +1,14 @@
 """The replication state machine in clarified mode: every invariant after every step, convergence after settling.
 
-MQSPEC_STATEFUL_PROFILE=soak selects the soak profile (tests/stateful/machine.py PROFILES).
+MQSPEC_STATEFUL_PROFILE=soak selects the soak profile (tests/stateful/machine.py PROFILES), which
+runs for about an hour: pytest-timeout's limit is lifted for it.
 """
 
-from .machine import ReplicationMachine, configure
+import pytest
+
+from .machine import ReplicationMachine, configure, profile_name
+
+pytestmark = pytest.mark.timeout(0 if profile_name() == "soak" else 600)
 
 configure(ReplicationMachine)
 TestReplicationMachine = ReplicationMachine.TestCase
