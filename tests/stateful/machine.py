@@ -48,7 +48,7 @@ from mqspec.refimpl.mqdsrp_state import Role
 from mqspec.refimpl.scenario import operation_name
 
 from .driver import Driver, enterprise_input
-from .minimize import final_settle, minimize, scenario_for
+from .minimize import minimize, scenario_for, settle_phase
 
 #: rule weights are expressed by registering a rule under several names (hypothesis draws rules uniformly)
 REQUEST_KINDS = (
@@ -102,8 +102,8 @@ class ReplicationMachine(RuleBasedStateMachine):
     CHECKED: ClassVar[frozenset[str]] = frozenset(inv.NAMES)
     #: keep (inputs, trace) of every finished run in ``stats.recorded`` (the replay test sets it)
     RECORD: ClassVar[bool] = False
-    #: settle arguments of the run's final settle (None: minimize.final_settle's choice); the
-    #: literal machine bounds it, its sync-request storms make every simulated second cost
+    #: settle arguments of the settles that end a run (None: World.settle's defaults); the
+    #: literal machine bounds them, its sync-request storms make every simulated second cost
     FINAL_SETTLE: ClassVar[dict[str, float] | None] = None
     #: whether the 20-minute SeqNumberHeader waits are among the rules
     LONG_WAITS: ClassVar[bool] = True
@@ -167,10 +167,16 @@ class ReplicationMachine(RuleBasedStateMachine):
     def _down(self) -> list[str]:
         return [n for n in self.world.nodes if not self.world.up[n]]
 
-    def _apply(self, inp: dict[str, Any], label: str, *, quiescent: bool = False, full: bool = False) -> None:
+    def _apply(self, inp: dict[str, Any], label: str, *, full: bool = False) -> None:
         """Perform one input and take the step's observation for the invariant methods."""
         self.driver.apply(inp)  # type: ignore[union-attr]
-        self._observe(label, quiescent=quiescent, full=full, kind=inp["input"],
+        self._performed(inp, label, full=full)
+
+    def _performed(self, inp: dict[str, Any], label: str | None = None, *, full: bool = False) -> None:
+        """An input was performed: count the step and observe it (a quiescent settle: quiescence too)."""
+        if label is None:
+            label = inp["input"] if inp["input"] != "restart" else f"restart {inp['node']}"
+        self._observe(label, quiescent=bool(inp.get("quiescent")), full=full, kind=inp["input"],
                       seconds=inp.get("seconds", 0.0))
 
     def _observe(self, label: str, *, quiescent: bool = False, full: bool = False, kind: str = "enterprise",
@@ -442,13 +448,8 @@ class ReplicationMachine(RuleBasedStateMachine):
         self._settle()
 
     def _settle(self) -> None:
-        if self.cut:
-            self.cut = []
-            self._apply({"input": "heal"}, "heal all links")
-        for node in self._down():
-            self._apply({"input": "restart", "node": node}, f"restart {node}")
-        settle = final_settle(self.driver, self.FINAL_SETTLE)  # type: ignore[arg-type]
-        self._apply(settle, "settle", quiescent=True)
+        self.cut = []
+        settle_phase(self.driver, self.FINAL_SETTLE, after=self._performed)  # type: ignore[arg-type]
 
     def teardown(self) -> None:
         """Every run ends with a settle and the quiescence invariants (convergence)."""

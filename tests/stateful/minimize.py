@@ -28,28 +28,50 @@ from .driver import Driver, InputRefused, to_scenario
 Inputs = list[dict[str, Any]]
 
 
-def finish_inputs(driver: Driver, settle: dict[str, float] | None = None) -> Inputs:
-    """The inputs that end a run: heal, restart every server that is down, settle (see final_settle)."""
-    out: Inputs = [{"input": "heal"}]
-    out += [{"input": "restart", "node": n} for n, up in driver.world.up.items() if not up]
-    out.append(final_settle(driver, settle))
-    return out
+#: a settle phase settles again while drop faults keep losing messages, at most this many times
+MAX_SETTLES = 12
 
 
-#: a lost message may be asked for again only at the next SeqNumberHeader round (20 minutes, <12>)
-HEADER_ROUND = 1200.0
+def settle_phase(driver: Driver, args: dict[str, float] | None = None,
+                 after: Callable[[dict[str, Any]], None] | None = None) -> Inputs:
+    """End a run: heal, restart every server that is down, settle; performs and returns those inputs.
 
+    A message lost to a drop fault is asked for again at the next SeqNumberHeader round at the
+    latest (20 minutes), and World.settle waits 22 minutes of unchanged state: a settle during
+    which a drop fault still lost a message may have ended on a round whose retry was lost, so
+    the phase settles again until one passes with no message dropped. The last settle input is
+    marked ``"quiescent": True`` (the quiescence invariants apply after it). ``after`` is called
+    with each input once it is performed.
+    """
+    done: Inputs = []
 
-def final_settle(driver: Driver, args: dict[str, float] | None = None) -> dict[str, Any]:
-    """The settle that ends a run: ``args`` if given; else quiet for one SeqNumberHeader round more
-    than the drop faults still armed can cost (each can lose the retry of one round)."""
-    if args is not None:
-        return {"input": "settle", "args": dict(args)}
-    pending = driver.pending_drops()
-    if not pending:
-        return {"input": "settle"}
-    quiet = (pending + 1) * HEADER_ROUND + 120.0
-    return {"input": "settle", "args": {"quiet": quiet, "limit": max(6 * 3600.0, quiet + 2 * 3600.0)}}
+    def perform(inp: dict[str, Any]) -> None:
+        driver.apply(inp)
+        done.append(inp)
+        if after is not None:
+            after(inp)
+
+    perform({"input": "heal"})
+    for node in [n for n, up in driver.world.up.items() if not up]:
+        perform({"input": "restart", "node": node})
+    for attempt in range(MAX_SETTLES):
+        hits = driver.drop_hits()
+        settle: dict[str, Any] = {"input": "settle"}
+        if args:
+            settle["args"] = dict(args)
+        if attempt == MAX_SETTLES - 1:
+            settle["quiescent"] = True
+            perform(settle)
+            break
+        driver.apply(settle)
+        if driver.drop_hits() == hits:
+            settle["quiescent"] = True
+        done.append(settle)
+        if after is not None:
+            after(settle)
+        if settle.get("quiescent"):
+            break
+    return done
 
 
 def violations(inputs: Inputs, mode: Mode = Mode.CLARIFIED, names: tuple[str, ...] | None = None,
@@ -62,26 +84,26 @@ def violations(inputs: Inputs, mode: Mode = Mode.CLARIFIED, names: tuple[str, ..
     """
     wanted = names if stop is None else (stop,)
     driver = Driver(mode)
-    tail = []
+    found: dict[str, list[str]] = {}
+
+    def check(inp: dict[str, Any], first: bool = False) -> None:
+        quiet = bool(inp.get("quiescent"))
+        obs = driver.ghost.observe(inp["input"], quiescent=quiet, full=quiet or first,  # type: ignore[union-attr]
+                                   settled=driver.last_settle_quiet)
+        if not found:
+            found.update(inv.check(obs, wanted))
+
     for i, inp in enumerate(inputs):
         try:
             driver.apply(inp)
         except InputRefused as exc:  # an input the state does not allow (a shrunk list can make one)
             return {"__refused__": [f"input {i} {inp['input']}: {exc}"]}
-        obs = driver.ghost.observe(inp["input"], full=(i == 0))
-        found = inv.check(obs, wanted)
+        check(inp, first=(i == 0))
         if found:
             return found
-    if finish:
-        tail = finish_inputs(driver, settle)
-        for inp in tail:
-            driver.apply(inp)
-            quiet = inp["input"] == "settle"
-            obs = driver.ghost.observe(inp["input"], quiescent=quiet, full=quiet, settled=driver.last_settle_quiet)
-            found = inv.check(obs, wanted)
-            if found:
-                return found
-    return {}
+    if finish and not (inputs and inputs[-1].get("quiescent")):
+        settle_phase(driver, settle, after=check)
+    return found
 
 
 def minimize(inputs: Inputs, invariant: str, mode: Mode = Mode.CLARIFIED,
@@ -130,13 +152,13 @@ def minimize(inputs: Inputs, invariant: str, mode: Mode = Mode.CLARIFIED,
 
 def scenario_for(inputs: Inputs, mode: Mode = Mode.CLARIFIED, settle: dict[str, float] | None = None,
                  description: str = "") -> dict[str, Any]:
-    """The scenario file of ``inputs`` followed by the run's ending (heal, restarts, settle) and
-    ``expect: {converged: true}``."""
+    """The scenario file of ``inputs`` followed by the run's ending (heal, restarts, settles: see
+    settle_phase, unless the inputs end with one) and ``expect: {converged: true}``."""
     driver = Driver(mode, ghost=False)
     for inp in inputs:
         driver.apply(inp)
-    return to_scenario(inputs + finish_inputs(driver, settle), description,
-                       final=[{"expect": {"converged": True}}])
+    tail = [] if inputs and inputs[-1].get("quiescent") else settle_phase(driver, settle)
+    return to_scenario(inputs + tail, description, final=[{"expect": {"converged": True}}])
 
 
 def _simpler(inp: dict[str, Any]) -> list[dict[str, Any]]:
