@@ -12,7 +12,9 @@ the time spent in the invariant checkers. ``seconds`` is process CPU time (one c
 that finds a violation is counted in ``violations`` (by invariant) and the next batch goes on.
 
     python bench/stateful.py --json [--steps 20000] [--mode clarified|literal] [--profile soak|ci]
-                                    [--step-count N] [--batch 50]
+                                    [--step-count N] [--batch 50] [--save-failures OUT.jsonl]
+
+Each violation's inputs can be shrunk with ``python -m tests.stateful.minimize`` (one JSON list).
 """
 
 from __future__ import annotations
@@ -27,14 +29,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.stateful
 
-from hypothesis import HealthCheck, Phase, settings  # noqa: E402
-from hypothesis.stateful import run_state_machine_as_test  # noqa: E402
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+from mqspec.refimpl.effects import Mode
 
-from mqspec.refimpl.effects import Mode  # noqa: E402
-from tests.stateful import machine as m  # noqa: E402
+from tests.stateful import machine as m
 
 
-def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str) -> dict[str, object]:
+def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
+        save: str | None = None) -> dict[str, object]:
     class Bench(m.ReplicationMachine):
         MODE = mode
         EXPLAIN_SECONDS = 0.0
@@ -56,6 +59,10 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str) -> di
             run_state_machine_as_test(Bench, settings=config)
         except m.InvariantViolation as exc:
             violations[exc.name] += 1
+            if save:
+                with open(save, "a", encoding="utf-8") as out:
+                    out.write(json.dumps({"invariant": exc.name, "step": exc.step, "problems": exc.problems[:20],
+                                          "inputs": Bench.stats.last_failure}) + "\n")
     seconds = time.process_time() - start
     stats = Bench.stats
     return {
@@ -86,8 +93,10 @@ def main() -> None:
     ap.add_argument("--profile", choices=sorted(m.PROFILES), default="soak", help="rule frequencies and run length")
     ap.add_argument("--step-count", type=int, default=0, help="hypothesis stateful_step_count (default: the profile's)")
     ap.add_argument("--batch", type=int, default=50, help="runs per hypothesis call")
+    ap.add_argument("--save-failures", metavar="OUT.jsonl",
+                    help="append each violation (invariant, problems, the run's inputs) as a JSON line")
     args = ap.parse_args()
-    result = run(args.steps, Mode(args.mode), args.step_count, args.batch, args.profile)
+    result = run(args.steps, Mode(args.mode), args.step_count, args.batch, args.profile, args.save_failures)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from mqspec.model.guid import Guid
 from mqspec.model.jsonform import converter
 from mqspec.model.mqdsrp import Operation
@@ -142,7 +141,7 @@ class Driver:
 class _Counted:
     """A fault's message matcher that counts its matches (the fault then applies to exactly those)."""
 
-    __slots__ = ("match", "times", "hits")
+    __slots__ = ("hits", "match", "times")
 
     def __init__(self, match: Any, times: int | None) -> None:
         self.match = match

@@ -38,8 +38,13 @@ import yaml
 from hypothesis import Phase, settings
 from hypothesis import strategies as st
 from hypothesis.control import current_build_context
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
-
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
 from mqspec.model.guid import Guid
 from mqspec.model.mqdsrp import Operation
 from mqspec.proofs import invariants as inv
@@ -449,7 +454,14 @@ class ReplicationMachine(RuleBasedStateMachine):
 
     def _settle(self) -> None:
         self.cut = []
-        settle_phase(self.driver, self.FINAL_SETTLE, after=self._performed)  # type: ignore[arg-type]
+        settle_phase(self.driver, self.FINAL_SETTLE, after=self._performed_and_checked)  # type: ignore[arg-type]
+
+    def _performed_and_checked(self, inp: dict[str, Any]) -> None:
+        """For the inputs of a phase (one rule, several inputs): observe each and check it at once,
+        since hypothesis checks the invariants only after the whole rule."""
+        self._performed(inp)
+        for name in inv.NAMES:
+            self._fail(name)
 
     def teardown(self) -> None:
         """Every run ends with a settle and the quiescence invariants (convergence)."""
@@ -593,7 +605,7 @@ def _update_properties(type_name: str, value: int, entry: dict[str, Any]) -> dic
 #: Neither shrinks with hypothesis (minutes per failure here): the final run of a failure shrinks
 #: its recorded inputs by delta debugging instead and prints them as a scenario file (EXPLAIN_SECONDS)
 PROFILES: dict[str, dict[str, dict[str, int]]] = {
-    "ci": {"settings": {"max_examples": 60, "stateful_step_count": 50},
+    "ci": {"settings": {"max_examples": 100, "stateful_step_count": 50},
            "machine": {"BURST_EVERY": 15, "WAIT_EVERY": 25, "SETTLE_EVERY": 40}},
     "soak": {"settings": {"max_examples": 4_000, "stateful_step_count": 500},
              "machine": {"BURST_EVERY": 60, "WAIT_EVERY": 100, "SETTLE_EVERY": 250}},

@@ -4,11 +4,19 @@ import re
 
 import attrs
 import pytest
-
 from mqspec.model.seqnum import SequenceNumber
 from mqspec.proofs import invariants as inv
-from mqspec.proofs.ghost import ChangeRequestHandled, SeqMove, SyncReplySent, TombstonesPurged
-from mqspec.refimpl.mqdsrp_state import PEC_PARTITION_ID, DeletedObject, DirectoryPartition
+from mqspec.proofs.ghost import (
+    ChangeRequestHandled,
+    SeqMove,
+    SyncReplySent,
+    TombstonesPurged,
+)
+from mqspec.refimpl.mqdsrp_state import (
+    PEC_PARTITION_ID,
+    DeletedObject,
+    DirectoryPartition,
+)
 
 from .driver import Driver, enterprise_input
 from .machine import ReplicationMachine

@@ -11,7 +11,6 @@ import time
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
-
 from mqspec.proofs import invariants as inv
 from mqspec.refimpl.effects import Mode
 

@@ -4,7 +4,6 @@ import json
 
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
-
 from mqspec.refimpl import scenario, scenario_run
 
 from .driver import NOTE_EVENTS, Driver, enterprise_input, replay, to_scenario
