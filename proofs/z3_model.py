@@ -569,7 +569,7 @@ def receive_change_propagation(s: NodeState, out: Out, g: Bool, present: Bool, l
 
     "If seqNumber.LastSeqNumber <= dirPartition.LastSeqNumber or seqNumber.LastSeqNumber <
     dirPartition.ChangeMissingWindow: continue" (3.2.7.1). Clarified (E-264), a window of MAX holds
-    no header back in NORMAL.
+    no header back in NORMAL, and in SYNC0 the header asks again for everything (a lost sync0 reply).
     """
     g1 = and_(g, present, not_(ult(purged, s.purged_seq_number)))
     s.allowed_purge_seq_number = _set(and_(g1, ugt(purged, s.allowed_purge_seq_number)),
@@ -578,13 +578,18 @@ def receive_change_propagation(s: NodeState, out: Out, g: Bool, present: Bool, l
     behind = ugt(last, s.last_seq_number)
     is_max = eq(window, MAX_SEQ)
     literal_skip = ult(last, window)  # "seqNumber.LastSeqNumber < dirPartition.ChangeMissingWindow: continue"
+    in_sync0 = eq(s.purge_state, SYNC0)
     if clarified("E-264"):
         # clarification E-264: a window of MAX (a sync for everything outstanding, its reply maybe
-        # lost) holds a newer header back only outside NORMAL (a sync0 in progress)
+        # lost) holds no newer header back: in NORMAL the header asks as below; in SYNC0 it asks
+        # again for everything, the window staying MAX; in any other state it is held back
         max_skip = ne(s.purge_state, NORMAL)
+        send_sync_request(s, out, and_(g1, behind, is_max, in_sync0))
     else:
         max_skip = literal_skip
-        out.lit(and_(g1, behind, is_max, ne(literal_skip, ne(s.purge_state, NORMAL))), "E-264")
+        # the readings differ in SYNC0 always (clarified asks, keeping the window), elsewhere when
+        # the literal test and the clarified one disagree
+        out.lit(and_(g1, behind, is_max, or_(in_sync0, ne(literal_skip, ne(s.purge_state, NORMAL)))), "E-264")
     # both readings keep the text's "<": with the clarified window (the header's own number, E-116) a
     # header at the window asks again, the only way back after a lost reply (E-265); the literal
     # window, one more, holds that header back

@@ -82,6 +82,11 @@ def receive_change_propagation(qm: QueueManager, ctx: Context, message: ChangePr
         elif partition.change_missing_window == MAX_SEQ_NUMBER:
             # clarification E-264: a window of MAX means a sync for everything is outstanding; if its
             # reply was lost the text never asks again, so mqspec lets the header ask once more
+            if partition.purge_state is PurgeState.SYNC0:
+                # in sync0 the request must stay a sync0 request for everything after LastSeqNumber
+                # (the window stays MAX, the authority stays the one that answered AlreadyPurged)
+                send_sync_request(qm, ctx, partition)
+                continue
             if partition.purge_state is not PurgeState.NORMAL:
                 continue
         elif seq_number.last_seq_number < partition.change_missing_window:

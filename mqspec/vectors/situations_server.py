@@ -129,9 +129,17 @@ def _rcp_max_window():
 
 @situation("receive_change_propagation", "header-with-the-window-at-max-in-sync0")
 def _rcp_max_window_sync0():
-    """A partition in sync0 keeps its MAX window in both modes: the header sends nothing (E-264)."""
+    """In sync0 a header ahead re-sends the sync0 request when clarified, the window staying MAX; literally it is skipped (E-264)."""
     qm = psc()
     part(qm, ENT).purge_state = PurgeState.SYNC0
+    return _propagation(qm, header=_header((ENT, 8, 0)))
+
+
+@situation("receive_change_propagation", "header-with-the-window-at-max-in-startsync0")
+def _rcp_max_window_startsync0():
+    """A partition left in STARTSYNC0 (a crash inside Start Sync0 State; the state persists) keeps its MAX window: the header sends nothing (E-264)."""
+    qm = psc()
+    part(qm, ENT).purge_state = PurgeState.STARTSYNC0
     return _propagation(qm, header=_header((ENT, 8, 0)))
 
 

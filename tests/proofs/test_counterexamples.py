@@ -2,9 +2,9 @@
 
 A literal obligation's file replays to the same violation (a failed ``expect`` or a message the
 invariant forbids) and runs clean in clarified mode. The E-261 .. E-264 files are the evidence of
-the register entries the proofs added: each fails in literal mode; E-261, E-263, E-264 and E-265 run
-clean in clarified mode (their clarifications are in refimpl), E-262 (out of scope) fails in both, and
-the lost sync0 reply of E-264 is still open. Read wholly literally a run fails earlier (the enterprise
+the register entries the proofs added: each fails in literal mode; E-261, E-263, E-264 (both files:
+a lost reply in NORMAL and one in SYNC0) and E-265 run clean in clarified mode (their clarifications
+are in refimpl), and E-262 (out of scope) fails in both. Read wholly literally a run fails earlier (the enterprise
 never forms, E-142), so the E-263, E-264 and E-265 files also replay with the literal reading confined to the handler the entry changes (their
 ``# replay: literal in`` header), which shows the defect itself; E-261's handler-level evidence
 runs the reference handler on one replica state.
@@ -75,15 +75,15 @@ def _failures(path, mode):
 
 #: the scenario files of the proof errata refimpl clarifies (E-261, E-263, E-264, E-265)
 PROOF_ERRATA = ("e261-replicated-delete-of-an-unknown-object-stalls", "e263-site-scoped-queue-update-lost-by-sync",
-                "e264-lost-full-sync-reply-is-never-asked-again", "e265-lost-reply-to-a-gap-request-is-never-asked-again")
+                "e264-lost-full-sync-reply-is-never-asked-again", "e264-lost-sync0-reply-leaves-the-replica-in-sync0",
+                "e265-lost-reply-to-a-gap-request-is-never-asked-again")
 #: file -> what its replay shows with the literal reading confined to the handler its header names
 DEFECT_SHOWN = {
     "e263-site-scoped-queue-update-lost-by-sync": "queue C0\\z has seq 3, expected == 4",
     "e264-lost-full-sync-reply-is-never-asked-again": "partition site1 does not exist",
+    "e264-lost-sync0-reply-leaves-the-replica-in-sync0": "is SYNC0",
     "e265-lost-reply-to-a-gap-request-is-never-asked-again": "queue C1\\q is not in the directory",
 }
-#: what modelling E-264 turned up and refimpl does not resolve yet (a lost reply to a sync0 request)
-OPEN_FINDINGS = ("e264-lost-sync0-reply-leaves-the-replica-in-sync0",)
 
 
 def _bsc_state(**changes):
@@ -163,16 +163,3 @@ def test_proof_erratum_replays_to_its_defect_with_the_handler_read_literally(nam
     assert any(DEFECT_SHOWN[name] in f for f in result.failures), result.failures
 
 
-@covers("MC-MQDSRP", "3.2.7.1")
-@pytest.mark.parametrize("name", OPEN_FINDINGS)
-def test_open_proof_finding_fails_literally(name):
-    """The open finding's scenario fails in literal mode too (the text has no way back either)."""
-    assert _failures(FOLDER / f"{name}.yaml", Mode.LITERAL)
-
-
-@pytest.mark.xfail(strict=True, reason="E-264 in SYNC0: the clarification covers NORMAL only (refimpl asks no more)")
-@covers("MC-MQDSRP", "3.2.7.1")
-@pytest.mark.parametrize("name", OPEN_FINDINGS)
-def test_open_proof_finding_converges_clarified(name):
-    """Clarified mode converges after a lost reply to a sync0 request (E-264), once refimpl asks again in SYNC0."""
-    assert _failures(FOLDER / f"{name}.yaml", Mode.CLARIFIED) == []

@@ -67,9 +67,10 @@ WITNESSES = {
                          and s.last_seq_number < p["header_last"] < MAX and not v["sync_requests"]),
     ("receive_change_propagation", "clarified", "E-264 window MAX asks again"):
         lambda s, p, v: s.change_missing_window == MAX and bool(v["sync_requests"]),
-    ("receive_change_propagation", "clarified", "E-264 window MAX waits for a sync0 in progress"):
-        lambda s, p, v: (s.change_missing_window == MAX and s.purge_state != 0 and p["header_present"]
-                         and s.last_seq_number < p["header_last"] and not v["sync_requests"]),
+    ("receive_change_propagation", "clarified", "E-264 window MAX in sync0 asks again for everything"):
+        lambda s, p, v: (s.change_missing_window == MAX and s.purge_state == 2 and p["header_present"]
+                         and s.last_seq_number < p["header_last"] and v["window"] == MAX
+                         and any(r[3] for r in v["sync_requests"])),
     ("receive_change_propagation", "clarified", "E-265 a header at the window asks again"):
         lambda s, p, v: (s.change_missing_window != MAX and p["header_present"]
                          and s.last_seq_number < p["header_last"] == s.change_missing_window and bool(v["sync_requests"])),
