@@ -13,6 +13,15 @@ that finds a violation is counted in ``violations`` (by invariant) and the next 
 
     python bench/stateful.py --json [--steps 20000] [--mode clarified|literal] [--profile soak|ci]
                                     [--step-count N] [--batch 50] [--save-failures OUT.jsonl]
+                                    [--seed 0] [--workers 1]
+
+The soak (issue 5: at least 1,000,000 steps in clarified mode without a violation) is
+
+    python bench/stateful.py --json --profile soak --steps 1000000 --workers 2
+
+``--seed`` fixes hypothesis's seed (batch *i* of worker *w* uses seed*1000003 + w*10007 + i), so a
+run is repeatable; ``--workers`` splits the steps over that many processes (one per core) and
+sums their counts; ``steps_per_second`` stays per core (steps over the workers' total CPU time).
 
 Each violation's inputs can be shrunk with ``python -m tests.stateful.minimize`` (one JSON list).
 """
@@ -22,6 +31,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import multiprocessing
 import platform
 import sys
 import time
@@ -29,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.stateful
 
+import hypothesis.core
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 from mqspec.refimpl.effects import Mode
@@ -37,7 +48,7 @@ from tests.stateful import machine as m
 
 
 def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
-        save: str | None = None) -> dict[str, object]:
+        save: str | None = None, seed: int = 0, worker: int = 0) -> dict[str, object]:
     class Bench(m.ReplicationMachine):
         MODE = mode
         EXPLAIN_SECONDS = 0.0
@@ -54,6 +65,8 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
     batches = 0
     start = time.process_time()
     while Bench.stats.steps < steps:
+        # a seed per batch: derandomize would repeat one batch, an unseeded run could not be repeated
+        hypothesis.core.global_force_seed = seed * 1_000_003 + worker * 10_007 + batches
         batches += 1
         try:
             run_state_machine_as_test(Bench, settings=config)
@@ -81,8 +94,39 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
         "steps_per_run": round(stats.steps / max(stats.runs, 1), 1),
         "violations": sum(violations.values()),
         "violated": dict(violations),
+        "seed": seed,
         "python": platform.python_version(),
     }
+
+
+#: counts that add up over workers (the rest are recomputed from them or are the same in every worker)
+SUMMED = ("steps", "runs", "batches", "seconds", "handler_runs", "check_seconds", "violations")
+
+
+def run_workers(workers: int, steps: int, mode: Mode, step_count: int, batch: int, profile: str,
+                save: str | None, seed: int) -> dict[str, object]:
+    """Run ``steps`` split over ``workers`` processes and combine their reports (counts summed, rates per core)."""
+    if workers == 1:
+        return run(steps, mode, step_count, batch, profile, save, seed)
+    share = -(-steps // workers)
+    jobs = [(share, mode, step_count, batch, profile, f"{save}.{w}" if save else None, seed, w) for w in range(workers)]
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        parts = pool.starmap(run, jobs)
+    total: dict[str, object] = dict(parts[0])
+    for key in SUMMED:
+        total[key] = round(sum(p[key] for p in parts), 3)  # type: ignore[misc]
+    violated: collections.Counter[str] = collections.Counter()
+    for p in parts:
+        violated.update(p["violated"])  # type: ignore[arg-type]
+    seconds = float(total["seconds"])  # type: ignore[arg-type]
+    total.update(
+        violated=dict(violated), workers=workers,
+        steps_per_second=round(int(total["steps"]) / seconds, 1),  # type: ignore[call-overload]
+        handler_runs_per_second=round(int(total["handler_runs"]) / seconds, 1),  # type: ignore[call-overload]
+        steps_per_run=round(int(total["steps"]) / max(int(total["runs"]), 1), 1),  # type: ignore[call-overload]
+        wall_seconds=None,
+    )
+    return total
 
 
 def main() -> None:
@@ -95,8 +139,15 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=50, help="runs per hypothesis call")
     ap.add_argument("--save-failures", metavar="OUT.jsonl",
                     help="append each violation (invariant, problems, the run's inputs) as a JSON line")
+    ap.add_argument("--seed", type=int, default=0, help="hypothesis seed (each batch and worker derives its own)")
+    ap.add_argument("--workers", type=int, default=1, help="processes to split the steps over (one per core)")
     args = ap.parse_args()
-    result = run(args.steps, Mode(args.mode), args.step_count, args.batch, args.profile, args.save_failures)
+    if args.workers < 1 or args.steps < 1:
+        ap.error("--workers and --steps must be at least 1")
+    wall = time.monotonic()
+    result = run_workers(args.workers, args.steps, Mode(args.mode), args.step_count, args.batch, args.profile,
+                         args.save_failures, args.seed)
+    result["wall_seconds"] = round(time.monotonic() - wall, 1)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
