@@ -36,8 +36,14 @@ def scenario() -> None:
 @click.option("--trace", "trace_path", type=click.Path(dir_okay=False), metavar="OUT.ndjson",
               help="Write every trace record as one JSON line.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result and every node's state as JSON.")
-def run(file: str, mode: str, seed: int, trace_path: str | None, as_json: bool) -> None:
-    """Build the scenario's enterprise, run its steps, check its expectations."""
+@click.option("--invariants", "check_invariants", is_flag=True,
+              help="Also check every invariant (mqspec.proofs.invariants) after every step.")
+def run(file: str, mode: str, seed: int, trace_path: str | None, as_json: bool, check_invariants: bool) -> None:
+    """Build the scenario's enterprise, run its steps, check its expectations.
+
+    With --invariants, the first violation of each invariant is reported too (and makes the exit
+    status 1): the step after which it failed and what it found.
+    """
     from mqspec.refimpl import scenario as sc
     from mqspec.refimpl.scenario_run import run as run_scenario
     from mqspec.refimpl.scenario_run import trace_id
@@ -47,9 +53,15 @@ def run(file: str, mode: str, seed: int, trace_path: str | None, as_json: bool) 
     except sc.ScenarioError as exc:
         _fail("scenario error", f"{file}: {exc}")
     run_mode = Mode(mode)
+    watch = None
+    if check_invariants:
+        from mqspec.proofs.scenario_watch import InvariantWatch
+
+        watch = InvariantWatch()
     with contextlib.ExitStack() as stack:
         if trace_path is None:
-            result = run_scenario(parsed, mode=run_mode, seed=seed)
+            result = run_scenario(parsed, mode=run_mode, seed=seed, trace=watch.record if watch else None,
+                                  attach=watch.attach if watch else None)
         else:
             try:
                 out = stack.enter_context(Path(trace_path).open("w", encoding="utf-8"))
@@ -59,14 +71,25 @@ def run(file: str, mode: str, seed: int, trace_path: str | None, as_json: bool) 
             from mqspec.oracle.record import record_scenario
 
             result = record_scenario(parsed, mode=run_mode, seed=seed, trace_id=trace_id(parsed.name, run_mode, seed),
-                                     write=out.write)
+                                     write=out.write, watch=watch)
+    violated = watch.finish() if watch is not None else []
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2))
+        data = result.to_json()
+        if watch is not None:
+            data["invariants"] = {"checks": watch.checks, "violations": violated}
+        click.echo(json.dumps(data, indent=2))
     else:
         _summary(result)
+        if watch is not None:
+            click.echo(f"invariants: {watch.checks} checks, "
+                       + (f"{len(violated)} violated" if violated else "every invariant held"))
     for failure in result.failures:
         click.echo(f"mqspec: expectation failed: {file}: {failure}", err=True)
-    sys.exit(1 if result.failures else 0)
+    for v in violated:
+        more = f" (and {len(v['problems']) - 1} more)" if len(v["problems"]) > 1 else ""
+        click.echo(f"mqspec: invariant violated: {file}: after {v['step']}: {v['invariant']}: "
+                   f"{v['problems'][0]}{more}", err=True)
+    sys.exit(1 if result.failures or violated else 0)
 
 
 def _summary(result: Any) -> None:

@@ -551,6 +551,10 @@ class Network:
             raise ModelError("a machine cannot be partitioned from itself")
         self._partitions.add(frozenset((ka, kb)))
 
+    def has_cut_links(self) -> bool:
+        """Whether any link is cut (a :meth:`partition` not yet healed)."""
+        return bool(self._partitions)
+
     def heal(self, a: str | None = None, b: str | None = None) -> None:
         """Restore the link between ``a`` and ``b`` (every link if both are omitted); resend."""
         if a is None and b is None:

@@ -151,10 +151,12 @@ def _send(t: float, node: str, effect: EnqueueMessage) -> dict[str, Any]:
 
 
 def record_scenario(scenario: Any, *, mode: Mode = Mode.CLARIFIED, seed: int = 0, trace_id: str | None = None,
-                    write: Callable[[str], object], snapshots: bool = True, directory: bool = True) -> Any:
+                    write: Callable[[str], object], snapshots: bool = True, directory: bool = True,
+                    watch: Any = None) -> Any:
     """Run a parsed scenario with a recorder attached; returns the scenario's RunResult.
 
     The trace gets a snapshot of every running node after each ``settle`` and at the end.
+    ``watch`` (an :class:`mqspec.proofs.scenario_watch.InvariantWatch`) is attached too.
     """
     from mqspec.refimpl import scenario_run
 
@@ -164,10 +166,14 @@ def record_scenario(scenario: Any, *, mode: Mode = Mode.CLARIFIED, seed: int = 0
     recorder: list[TraceRecorder] = []
 
     def on_world_record(record: dict[str, Any]) -> None:
+        if watch is not None:
+            watch.record(record)
         if recorder and snapshots and record.get("event") == "settled":
             recorder[0].snapshot()
 
     def attach(world: World) -> None:
+        if watch is not None:
+            watch.attach(world)
         recorder.append(TraceRecorder(world, writer, directory=directory))
 
     result = scenario_run.run(scenario, mode=mode, seed=seed, trace=on_world_record, attach=attach)
