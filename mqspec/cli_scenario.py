@@ -76,12 +76,13 @@ def run(file: str, mode: str, seed: int, trace_path: str | None, as_json: bool, 
     if as_json:
         data = result.to_json()
         if watch is not None:
-            data["invariants"] = {"checks": watch.checks, "violations": violated}
+            data["invariants"] = {"checks": watch.checks, "quiescent_checks": watch.quiescent_checks,
+                                  "violations": violated}
         click.echo(json.dumps(data, indent=2))
     else:
         _summary(result)
         if watch is not None:
-            click.echo(f"invariants: {watch.checks} checks, "
+            click.echo(f"invariants: {watch.checks} checks ({watch.quiescent_checks} at quiescence), "
                        + (f"{len(violated)} violated" if violated else "every invariant held"))
     for failure in result.failures:
         click.echo(f"mqspec: expectation failed: {file}: {failure}", err=True)

@@ -34,6 +34,8 @@ class InvariantWatch:
         #: the step running (None before the enterprise's build begins)
         self.step: str | None = None
         self.checks = 0
+        #: of those, the checks that included the quiescence invariants
+        self.quiescent_checks = 0
         #: the first violation of each invariant: {"invariant", "step", "problems"}, in the order found
         self.violations: list[dict[str, Any]] = []
         self._seen: set[str] = set()
@@ -72,6 +74,7 @@ class InvariantWatch:
         obs = self.ghost.observe(self.step, quiescent=self._quiescent, full=first or self._quiescent,
                                  settled=self._settled)
         self.checks += 1
+        self.quiescent_checks += self._quiescent
         self._quiescent, self._settled = False, True
         for name, problems in inv.check(obs, self.names).items():
             if name not in self._seen:

@@ -37,6 +37,7 @@ def test_the_section_4_examples_hold_every_invariant_after_every_step(path):
     assert out.exit_code == 0, out.stderr
     checks = json.loads(out.stdout)["invariants"]
     assert checks["violations"] == [] and checks["checks"] >= len(load(path).steps)
+    assert checks["quiescent_checks"] >= 1
 
 
 def test_a_violation_names_the_invariant_and_the_step_and_exits_1():
@@ -50,31 +51,21 @@ def test_a_violation_names_the_invariant_and_the_step_and_exits_1():
     assert "mqspec: invariant violated:" in out.stderr and "partition_held_once_per_server" in out.stderr
 
 
+def _one_site(*steps: str) -> str:
+    """A one-site enterprise (PEC0, BSC01, client C01) whose steps are ``steps`` (YAML flow lines)."""
+    lines = "".join(f"  - {step}\n" for step in steps)
+    return ("enterprise:\n  pec: PEC0\n  sites:\n    site0: {psc: PEC0, bscs: [BSC01], machines: [C01]}\n"
+            f"steps:\n{lines}")
+
+
 def test_quiescence_is_not_asked_of_a_settle_with_a_server_down():
     """A settle that ends with a BSC crashed is not quiescence: no convergence violation, though the BSC lags."""
-    down = watched("""\
-enterprise:
-  pec: PEC0
-  sites:
-    site0: {psc: PEC0, bscs: [BSC01], machines: [C01]}
-steps:
-  - crash: {node: BSC01}
-  - create: {at: PEC0, type: queue, path: 'C01\\\\q', properties: {PROPID_Q_LABEL: q}}
-  - settle: {quiet: 60}
-""")
-    assert down.violations == []
-    healed = watched("""\
-enterprise:
-  pec: PEC0
-  sites:
-    site0: {psc: PEC0, bscs: [BSC01], machines: [C01]}
-steps:
-  - crash: {node: BSC01, lose: all}
-  - create: {at: PEC0, type: queue, path: 'C01\\\\q', properties: {PROPID_Q_LABEL: q}}
-  - restart: BSC01
-  - settle: {}
-""")
+    create = "create: {at: PEC0, type: queue, path: 'C01\\\\q', properties: {PROPID_Q_LABEL: q}}"
+    down = watched(_one_site("crash: {node: BSC01}", create, "settle: {quiet: 60}"))
+    assert down.violations == [] and down.quiescent_checks == 0
+    healed = watched(_one_site("crash: {node: BSC01, lose: all}", create, "restart: BSC01", "settle: {}"))
     assert healed.violations == [] and healed.checks == 5  # the build, three steps, the settle
+    assert healed.quiescent_checks == 1
 
 
 def test_invariants_and_trace_together(tmp_path):
