@@ -9,11 +9,20 @@ one row per invariant::
     {"invariant", "errata", "found", "find_steps", "find_runs", "find_seconds",
      "first_problem", "failing_run_inputs", "shrunk_inputs", "shrink_seconds"}
 
-Seconds are process CPU seconds (one core). ``--out DIR`` also writes each shrunk run as a
-scenario file (``DIR/<invariant>.yaml``) that ``mqspec scenario run --mode literal`` replays.
+Read wholly literally the enterprise never forms (E-142), so replica-side defects cannot show;
+``tests.stateful.hunt.SELECTIVE`` names, for those invariants, the handlers whose literal branch
+the register blames, and those hunts read the text literally inside them only (rows with
+``"reading": "literal in ..."``). ``--reading`` picks the wholly literal hunts, the selective
+ones or both (the default).
 
-    python bench/literal.py --json [--invariant NAME ...] [--seed 0] [--search-seconds 300]
-                                   [--shrink-seconds 120] [--out DIR] [--workers 1]
+Seconds are process CPU seconds (one core). ``--out DIR`` also writes each shrunk run as a
+scenario file that ``mqspec scenario run --mode literal --invariants`` replays to the violation
+(``DIR/<invariant>.yaml``), or, for a selective hunt, that
+``python -m mqspec.proofs.counterexample_scenarios replay`` replays with its ``# replay: literal
+in ...`` header (``DIR/<invariant>-literal-in-<handler>.yaml``).
+
+    python bench/literal.py --json [--invariant NAME ...] [--reading literal|selective|both] [--seed 0]
+                                   [--search-seconds 300] [--shrink-seconds 120] [--out DIR] [--workers 1]
 """
 
 from __future__ import annotations
@@ -29,23 +38,29 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.stateful
 
 from mqspec.proofs import invariants as inv
-from mqspec.refimpl.effects import Mode
 
-from tests.stateful.hunt import LITERAL_SETTLE, hunt
+from tests.stateful.hunt import SELECTIVE, hunt, literal_machine, read_as
 from tests.stateful.minimize import scenario_for
 
 
-def one(invariant: str, seed: int, search: float, shrink: float, out: str | None) -> dict[str, object]:
-    row = hunt(invariant, seed=seed, search_seconds=search, shrink_seconds=shrink)
+def one(invariant: str, reading: tuple[str, ...], seed: int, search: float, shrink: float,
+        out: str | None) -> dict[str, object]:
+    row = hunt(invariant, seed=seed, search_seconds=search, shrink_seconds=shrink, reading=reading)
     small = row.pop("shrunk", None)
     if small and out:
-        path = Path(out) / f"{invariant}.yaml"
-        data = scenario_for(small, Mode.LITERAL, LITERAL_SETTLE,
-                            description=f"literal-mode violation of {invariant} found by bench/literal.py")
-        comment = (f"A literal-mode counterexample to {invariant}, found by the stateful machine (seed {seed},\n"
-                   f"{row['find_steps']} steps, {row['find_seconds']} s) and shrunk by delta debugging to "
-                   f"{row['shrunk_inputs']} input(s).\nFirst problem: {row['first_problem']}\n"
-                   f"Replay: mqspec scenario run {path.name} --mode literal")
+        machine = literal_machine(invariant, reading)
+        stem = invariant + (f"-literal-in-{'-'.join(reading)}" if reading else "")
+        path = Path(out) / f"{stem}.yaml"
+        with read_as(reading):  # the run's ending is computed under the hunt's reading
+            data = scenario_for(small, machine.MODE, machine.FINAL_SETTLE,
+                                description=f"{row['reading']}: a violation of {invariant} found by bench/literal.py")
+        replay = (f"python -m mqspec.proofs.counterexample_scenarios replay {path.name}" if reading
+                  else f"mqspec scenario run {path.name} --mode literal --invariants")
+        comment = (f"A counterexample to {invariant} ({row['reading']}; {', '.join(row['errata'])}), found by\n"
+                   f"the stateful machine (seed {seed}, {row['find_steps']} steps, {row['find_seconds']} s) and "
+                   f"shrunk by delta debugging to {row['shrunk_inputs']} input(s).\n"
+                   f"First problem: {row['first_problem']}\nReplay: {replay}"
+                   + (f"\nreplay: literal in {', '.join(reading)}" if reading else ""))
         lead = "".join(f"# {line}".rstrip() + "\n" for line in comment.splitlines())
         path.write_text(lead + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110), encoding="utf-8")
     return row
@@ -55,6 +70,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--invariant", action="append", choices=inv.NAMES, help="hunt only these (default: all)")
+    ap.add_argument("--reading", choices=("literal", "selective", "both"), default="both",
+                    help="wholly literal hunts, hunts with the literal reading confined to SELECTIVE's handlers, or both")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--search-seconds", type=float, default=300.0)
     ap.add_argument("--shrink-seconds", type=float, default=120.0)
@@ -66,7 +83,12 @@ def main() -> None:
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
     names = args.invariant or list(inv.NAMES)
-    jobs = [(name, args.seed, args.search_seconds, args.shrink_seconds, args.out) for name in names]
+    readings: list[tuple[str, tuple[str, ...]]] = []
+    if args.reading in ("literal", "both"):
+        readings += [(name, ()) for name in names]
+    if args.reading in ("selective", "both"):
+        readings += [(name, SELECTIVE[name][0]) for name in names if name in SELECTIVE]
+    jobs = [(name, reading, args.seed, args.search_seconds, args.shrink_seconds, args.out) for name, reading in readings]
     if args.workers == 1:
         rows = [one(*job) for job in jobs]
     else:
@@ -81,7 +103,7 @@ def main() -> None:
             shown = (f"found after {r['find_steps']} steps / {r['find_seconds']} s, shrunk {r['failing_run_inputs']}"
                      f" -> {r['shrunk_inputs']} inputs in {r['shrink_seconds']} s" if r["found"]
                      else f"not found in {r['find_steps']} steps / {r['find_seconds']} s")
-            print(f"{r['invariant']:48} {shown}")
+            print(f"{r['invariant']:48} {r['reading']:32} {shown}")
 
 
 if __name__ == "__main__":

@@ -99,18 +99,28 @@ def replay_handlers(path: Path) -> tuple[str, ...] | None:
     return tuple(h.strip() for h in m.group("handlers").split(","))
 
 
-def replay(path: str | Path, *, clarified: bool = False) -> tuple[RunResult, list[str]]:
-    """Run a counterexample file as its header says (or clarified); returns the run and its message violations."""
+def replay(path: str | Path, *, clarified: bool = False, watch: Any = None) -> tuple[RunResult, list[str]]:
+    """Run a counterexample file as its header says (or clarified); returns the run and its message violations.
+
+    ``watch``: an :class:`~mqspec.proofs.scenario_watch.InvariantWatch` to check the invariants during the run.
+    """
     records: list[dict[str, Any]] = []
+
+    def trace(record: dict[str, Any]) -> None:
+        records.append(record)
+        if watch is not None:
+            watch.record(record)
+
     scenario = load(path)
     handlers = replay_handlers(Path(path))
+    attach = watch.attach if watch is not None else None
     if clarified:
-        result = run(scenario, mode=Mode.CLARIFIED, trace=records.append)
+        result = run(scenario, mode=Mode.CLARIFIED, trace=trace, attach=attach)
     elif handlers is None:
-        result = run(scenario, mode=Mode.LITERAL, trace=records.append)
+        result = run(scenario, mode=Mode.LITERAL, trace=trace, attach=attach)
     else:
         with literal_in(*handlers):
-            result = run(scenario, mode=Mode.CLARIFIED, trace=records.append)
+            result = run(scenario, mode=Mode.CLARIFIED, trace=trace, attach=attach)
     return result, message_violations(records, result.world)
 
 
@@ -332,13 +342,19 @@ def write_literal_scenario(result: Any, folder: Path = FOLDER) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    """``replay FILE [--clarified]``: run a counterexample file as its header says; print what it broke."""
+    """``replay FILE [--clarified]``: run a counterexample file as its header says; print what it broke
+    (failed expectations, messages an invariant forbids, invariants violated after a step)."""
     if len(argv) < 2 or argv[0] != "replay":
         print("usage: python -m mqspec.proofs.counterexample_scenarios replay FILE [--clarified]", file=sys.stderr)
         return 2
-    result, messages = replay(argv[1], clarified="--clarified" in argv[2:])
-    print(json.dumps({"failures": result.failures, "message_violations": messages}, indent=2))
-    return 1 if result.failures or messages else 0
+    from .scenario_watch import InvariantWatch
+
+    watch = InvariantWatch()
+    result, messages = replay(argv[1], clarified="--clarified" in argv[2:], watch=watch)
+    violated = watch.finish()
+    print(json.dumps({"failures": result.failures, "message_violations": messages,
+                      "invariant_violations": violated}, indent=2))
+    return 1 if result.failures or messages or violated else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

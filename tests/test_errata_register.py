@@ -177,3 +177,13 @@ def test_ids_unique_and_required_fields_filled():
     ]
     assert not empty, f"empty register fields: {empty}"
     assert all(re.fullmatch(r"E-\d{3}", str(raw.get("id"))) for _, raw in rows)
+
+
+SCENARIO_PATH = re.compile(r"scenarios/[\w./-]+\.yaml")
+
+
+def test_every_scenario_file_an_entry_cites_exists():
+    """Evidence that names a scenario file names one that is in the repository."""
+    missing = [f"{e.id}: {path}" for e in ENTRIES for path in SCENARIO_PATH.findall(e.evidence)
+               if not (ROOT / path).is_file()]
+    assert missing == []

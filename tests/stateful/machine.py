@@ -103,6 +103,9 @@ class ReplicationMachine(RuleBasedStateMachine):
     """An enterprise of MC-MQDSRP servers under client requests and network faults, checked every step."""
 
     MODE: ClassVar[Mode] = Mode.CLARIFIED
+    #: the handlers read literally while the rest is clarified (tests/stateful/hunt.py sets it, and runs
+    #: the machine inside proofs.counterexample_scenarios.literal_in); it keys the cache of built enterprises
+    LITERAL_IN: ClassVar[tuple[str, ...]] = ()
     #: the invariants checked (all of them unless a subclass narrows it, e.g. to hunt one in literal mode)
     CHECKED: ClassVar[frozenset[str]] = frozenset(inv.NAMES)
     #: keep (inputs, trace) of every finished run in ``stats.recorded`` (the replay test sets it)
@@ -151,7 +154,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.catalog = {"machine": [{"path": f"C{i}", "site": f"site{i}", "guid": str(Guid.from_name(f"qm:C{i}")),
                                      "fixed": True} for i in range(pscs)]}
         # building is deterministic: build each enterprise once and start every run from a copy
-        key = (self.MODE, pscs, tuple(bscs[:pscs]))
+        key = (self.MODE, self.LITERAL_IN, pscs, tuple(bscs[:pscs]))
         built = _BUILT.get(key)
         if built is None:
             built = _BUILT[key] = Driver(self.MODE)
