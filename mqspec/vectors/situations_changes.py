@@ -18,7 +18,6 @@ from mqspec.refimpl.mqdsrp_state import (
     DirectoryNeighbor,
     DirectoryPartition,
     PurgeState,
-    lose_volatile_state,
 )
 from mqspec.refimpl.transport import replication_queue_private
 
@@ -46,17 +45,6 @@ from .handlers import (
     site_props,
     situation,
 )
-
-NORMAL, NACK_BAD_SIGNATURE, NACK_REACH_QUEUE_TIMEOUT = 0, 0x8006, 0xC000
-
-
-def _crashed(qm):
-    """The queue manager after a crash: everything 3.1.1 does not persist is lost."""
-    for p in qm.partitions:
-        p.pending_changes.append(change(Command.UPDATE, p.partition_id, 9, previous=7))
-    lose_volatile_state(qm)
-    return qm
-
 
 # --- 3.1.7.2.1 Send Replication Message ---------------------------------------------------------------------
 

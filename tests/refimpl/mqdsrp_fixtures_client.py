@@ -21,6 +21,7 @@ from mqspec.refimpl.effects import (
     Context,
     DirectoryOperation,
     EnqueueMessage,
+    Mode,
 )
 from mqspec.refimpl.mqdsrp_base import (
     replication_queue_direct,
@@ -183,6 +184,22 @@ def change_request(requester: str, partition_id: Guid, request_id: int, dir_chan
     return ChangeRequestMessage(site, partition_id, request_id, requester, psc_name, dir_change)
 
 
+def machine_update_request(requester: str, request_id: int, psc_name: str | None = None) -> ChangeRequestMessage:
+    """``requester``'s change request ``request_id`` updating machine M in the enterprise partition."""
+    update = change(Command.UPDATE, ENT, 0, previous=0, properties=machine_properties("M", SITE1), path="M")
+    return change_request(requester, ENT, request_id, update, psc_name=psc_name)
+
+
+def two_waits_with_one_identifier(mode: Mode) -> QueueManager:
+    """PSC1 waits for its own request 7 and for BSC11's request 7 that it forwarded (E-125)."""
+    from mqspec.refimpl.mqdsrp_client import process_change_request
+
+    qm = psc_qm()
+    process_change_request(qm, ctx_for(qm, mode), machine_update_request(PSC1, 7), origin="client", client_request=1)
+    process_change_request(qm, ctx_for(qm, mode), machine_update_request(BSC11, 7, psc_name=PSC1), origin="forward")
+    return qm
+
+
 def store_object(qm: QueueManager, object_type: ObjectType, path: str | None, properties: Sequence[Property],
                  partition_id: Guid, seq_number: int) -> int:
     """Put an object straight into the local directory (state set-up, not a protocol event)."""
@@ -216,6 +233,7 @@ __all__ = [
     "expect_send",
     "initialized",
     "machine_properties",
+    "machine_update_request",
     "new_qm",
     "partition",
     "pec_qm",
@@ -228,4 +246,5 @@ __all__ = [
     "site_properties",
     "started",
     "store_object",
+    "two_waits_with_one_identifier",
 ]

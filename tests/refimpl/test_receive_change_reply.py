@@ -1,7 +1,7 @@
 """MC-MQDSRP 3.3.7.6 Receive Change Reply: resume the Process Change Request the reply answers."""
 
 import pytest
-from mqspec.model.mqdsrp import ChangeReplyMessage, Command
+from mqspec.model.mqdsrp import ChangeReplyMessage
 from mqspec.refimpl import status as st
 from mqspec.refimpl.effects import Mode, RequestCompleted
 from mqspec.refimpl.mqdsrp_client import process_change_request, receive_change_reply
@@ -10,33 +10,16 @@ from mqspec.clauses import covers
 
 from .mqdsrp_fixtures_client import (
     BSC11,
-    ENT,
     MODES,
     PSC1,
     SITE0,
-    SITE1,
-    change,
-    change_request,
     completed,
     ctx_for,
-    machine_properties,
     psc_qm,
     sent,
+    two_waits_with_one_identifier,
 )
-
-
-def request(requester, request_id, psc_name=None):
-    return change_request(requester, ENT, request_id, change(Command.UPDATE, ENT, 0, previous=0,
-                                                             properties=machine_properties("M", SITE1), path="M"),
-                          psc_name=psc_name)
-
-
-def two_waits_with_one_identifier(mode):
-    """PSC1 waits for its own request 7 and for BSC11's request 7 that it forwarded (E-125)."""
-    qm = psc_qm()
-    process_change_request(qm, ctx_for(qm, mode), request(PSC1, 7), origin="client", client_request=1)
-    process_change_request(qm, ctx_for(qm, mode), request(BSC11, 7, psc_name=PSC1), origin="forward")
-    return qm
+from .mqdsrp_fixtures_client import machine_update_request as request
 
 
 @covers("MC-MQDSRP", "3.3.7.6")

@@ -1,7 +1,6 @@
 """MC-MQDSRP 3.3.7.8 Receive Change Request Nack: resume the wait with MQDS_OWNER_NOT_REACHED."""
 
 import pytest
-from mqspec.model.mqdsrp import Command
 from mqspec.refimpl import status as st
 from mqspec.refimpl.effects import Mode, RequestCompleted
 from mqspec.refimpl.mqdsrp_client import (
@@ -13,31 +12,15 @@ from mqspec.clauses import covers
 
 from .mqdsrp_fixtures_client import (
     BSC11,
-    ENT,
     MODES,
     PSC1,
-    SITE1,
-    change,
-    change_request,
     completed,
     ctx_for,
-    machine_properties,
     psc_qm,
     sent,
+    two_waits_with_one_identifier,
 )
-
-
-def request(requester, request_id, psc_name=None):
-    return change_request(requester, ENT, request_id, change(Command.UPDATE, ENT, 0, previous=0,
-                                                             properties=machine_properties("M", SITE1), path="M"),
-                          psc_name=psc_name)
-
-
-def two_waits_with_one_identifier(mode):
-    qm = psc_qm()
-    process_change_request(qm, ctx_for(qm, mode), request(PSC1, 7), origin="client", client_request=1)
-    process_change_request(qm, ctx_for(qm, mode), request(BSC11, 7, psc_name=PSC1), origin="forward")
-    return qm
+from .mqdsrp_fixtures_client import machine_update_request as request
 
 
 @covers("MC-MQDSRP", "3.3.7.8")
