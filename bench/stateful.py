@@ -124,7 +124,6 @@ def run_workers(workers: int, steps: int, mode: Mode, step_count: int, batch: in
         steps_per_second=round(int(total["steps"]) / seconds, 1),  # type: ignore[call-overload]
         handler_runs_per_second=round(int(total["handler_runs"]) / seconds, 1),  # type: ignore[call-overload]
         steps_per_run=round(int(total["steps"]) / max(int(total["runs"]), 1), 1),  # type: ignore[call-overload]
-        wall_seconds=None,
     )
     return total
 
