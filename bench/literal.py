@@ -1,7 +1,7 @@
 """How long the stateful machine takes to find and shrink each literal-mode violation.
 
 For each invariant of :mod:`mqspec.proofs.invariants` (or those named), runs the hunt of
-:mod:`tests.stateful.hunt`: the machine reads the text literally and checks that invariant only,
+:mod:`mqspec.proofs.explore.hunt`: the machine reads the text literally and checks that invariant only,
 hypothesis generates runs until one violates it (at most ``--search-seconds``), and delta
 debugging shrinks the failing run's inputs (at most ``--shrink-seconds``). Prints (with --json)
 one row per invariant::
@@ -10,7 +10,7 @@ one row per invariant::
      "first_problem", "failing_run_inputs", "shrunk_inputs", "shrink_seconds"}
 
 Read wholly literally the enterprise never forms (E-142), so replica-side defects cannot show;
-``tests.stateful.hunt.SELECTIVE`` names, for those invariants, the handlers whose literal branch
+``mqspec.proofs.explore.hunt.SELECTIVE`` names, for those invariants, the handlers whose literal branch
 the register blames, and those hunts read the text literally inside them only (rows with
 ``"reading": "literal in ..."``). ``--reading`` picks the wholly literal hunts, the selective
 ones or both (the default).
@@ -35,12 +35,11 @@ from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.stateful
 
 from mqspec.proofs import invariants as inv
 
-from tests.stateful.hunt import SELECTIVE, hunt, literal_machine, read_as
-from tests.stateful.minimize import scenario_for
+from mqspec.proofs.explore.hunt import SELECTIVE, hunt, literal_machine, read_as
+from mqspec.proofs.explore.minimize import scenario_for
 
 
 def one(invariant: str, reading: tuple[str, ...], seed: int, search: float, shrink: float,

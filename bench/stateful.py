@@ -1,6 +1,6 @@
 """Benchmark the stateful replication machine: steps per second, invariant checks included.
 
-Runs :class:`tests.stateful.machine.ReplicationMachine` (hypothesis, generation only, no
+Runs :class:`mqspec.proofs.explore.machine.ReplicationMachine` (hypothesis, generation only, no
 shrinking) batch after batch until ``--steps`` rule steps have run, and prints (with --json)::
 
     {"steps", "seconds", "steps_per_second", "violations", ...}
@@ -23,7 +23,7 @@ The soak (issue 5: at least 1,000,000 steps in clarified mode without a violatio
 run is repeatable; ``--workers`` splits the steps over that many processes (one per core) and
 sums their counts; ``steps_per_second`` stays per core (steps over the workers' total CPU time).
 
-Each violation's inputs can be shrunk with ``python -m tests.stateful.minimize`` (one JSON list).
+Each violation's inputs can be shrunk with ``python -m mqspec.proofs.explore.minimize`` (one JSON list).
 """
 
 from __future__ import annotations
@@ -37,14 +37,13 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.stateful
 
 import hypothesis.core
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 from mqspec.refimpl.effects import Mode
 
-from tests.stateful import machine as m
+from mqspec.proofs.explore import machine as m
 
 
 def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,

@@ -6,7 +6,7 @@ at quiescence. Not covered: timing (how soon a replica catches up), message cont
 sequence numbers and deletions, the [MS-MQDS] directory itself.
 
 Every invariant has one snake_case ``name`` used identically by the Z3 obligations
-(``proofs/z3_*.py``), the hypothesis state machine (``tests/stateful``: one ``@invariant()``
+(``proofs/z3_*.py``), the hypothesis state machine (``proofs/explore``: one ``@invariant()``
 method per name), the docs and the pipeline's result columns. ``formula`` is a short
 mathematical statement over per-server state and ghost state (:mod:`mqspec.proofs.ghost`), in
 this notation:

@@ -18,8 +18,8 @@ from mqspec.refimpl.mqdsrp_state import (
     DirectoryPartition,
 )
 
-from .driver import Driver, enterprise_input
-from .machine import ReplicationMachine
+from mqspec.proofs.explore.driver import Driver, enterprise_input
+from mqspec.proofs.explore.machine import ReplicationMachine
 
 #: the names the design card and the proofs use (tests, docs and pipeline columns follow them)
 REQUIRED = (

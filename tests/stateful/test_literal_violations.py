@@ -1,6 +1,6 @@
 """The machine in literal mode: hypothesis finds the violations the errata register predicts.
 
-Each case hunts one invariant on the literal reading (tests/stateful/hunt.py; for replica-side
+Each case hunts one invariant on the literal reading (proofs/explore/hunt.py; for replica-side
 defects, the literal reading confined to the handlers the register blames): hypothesis
 generates runs until one violates it, then delta debugging shrinks that run's inputs, and the
 shrunk inputs still violate it. ``bench/literal.py --json`` prints the steps and seconds each
@@ -9,8 +9,8 @@ hunt took, for every invariant.
 
 import pytest
 
-from .hunt import PREDICTED, SELECTIVE, hunt, literal_machine, read_as
-from .minimize import violations
+from mqspec.proofs.explore.hunt import PREDICTED, SELECTIVE, hunt, literal_machine, read_as
+from mqspec.proofs.explore.minimize import violations
 
 #: the cases the slow tier runs: (invariant, handlers read literally; () for the whole text), the
 #: quickest to find (bench/literal.py hunts them all)

@@ -6,8 +6,8 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 from mqspec.refimpl import scenario, scenario_run
 
-from .driver import NOTE_EVENTS, Driver, enterprise_input, replay, to_scenario
-from .machine import ReplicationMachine, Stats
+from mqspec.proofs.explore.driver import NOTE_EVENTS, Driver, enterprise_input, replay, to_scenario
+from mqspec.proofs.explore.machine import ReplicationMachine, Stats
 
 RUNS = settings(max_examples=6, stateful_step_count=30, deadline=None, phases=[Phase.generate], database=None,
                 suppress_health_check=list(HealthCheck))

@@ -3,7 +3,7 @@
 The machine reads the text literally and checks one invariant only; hypothesis generates runs
 (no shrinking: at literal mode's message storms it costs minutes) batch after batch, each batch
 with its own seed, until a run violates the invariant or the search budget is spent. The failing
-run's inputs are then shrunk by :func:`~tests.stateful.minimize.minimize`. :func:`hunt` reports
+run's inputs are then shrunk by :func:`~mqspec.proofs.explore.minimize.minimize`. :func:`hunt` reports
 what both took (steps, runs, seconds), so that the closing report of issue 5 can say, per
 violation, how long finding and shrinking it takes (``bench/literal.py`` prints the table).
 

@@ -3,7 +3,7 @@
 Hypothesis shrinks the machine's choices; this shrinks the recorded inputs themselves, which is
 faster here (a run is a replay, with no re-drawing) and gives inputs that read as a scenario:
 
-    python -m tests.stateful.minimize failing.json --invariant replicas_converge_at_quiescence
+    python -m mqspec.proofs.explore.minimize failing.json --invariant replicas_converge_at_quiescence
 
 :func:`violations` replays inputs with the ghost attached, checks the invariants after every
 input, and ends the way every machine run ends (heal, restart every server, settle, check the

@@ -14,8 +14,8 @@ settle, and at the end of every run (``teardown``: heal, restart, settle), the q
 invariants too: every replica equals its authority, no lingering deleted objects, every
 partition NORMAL.
 
-Every step is an input of :class:`~tests.stateful.driver.Driver`, so a run's inputs replay it
-exactly and :func:`~tests.stateful.driver.write_scenario` turns a counterexample into a scenario
+Every step is an input of :class:`~mqspec.proofs.explore.driver.Driver`, so a run's inputs replay it
+exactly and :func:`~mqspec.proofs.explore.driver.write_scenario` turns a counterexample into a scenario
 file for ``mqspec scenario run``.
 
 Modelling limits (said here, not hidden): a site's PSC "change" names the site's own PSC again
@@ -103,7 +103,7 @@ class ReplicationMachine(RuleBasedStateMachine):
     """An enterprise of MC-MQDSRP servers under client requests and network faults, checked every step."""
 
     MODE: ClassVar[Mode] = Mode.CLARIFIED
-    #: the handlers read literally while the rest is clarified (tests/stateful/hunt.py sets it, and runs
+    #: the handlers read literally while the rest is clarified (proofs/explore/hunt.py sets it, and runs
     #: the machine inside proofs.counterexample_scenarios.literal_in); it keys the cache of built enterprises
     LITERAL_IN: ClassVar[tuple[str, ...]] = ()
     #: the invariants checked (all of them unless a subclass narrows it, e.g. to hunt one in literal mode)
@@ -234,7 +234,7 @@ class ReplicationMachine(RuleBasedStateMachine):
             small = inputs
         text = yaml.safe_dump(scenario_for(small, self.MODE, self.FINAL_SETTLE), sort_keys=False, width=110)
         return (f"The run's {len(inputs) - 1} inputs shrunk to {len(small) - 1} (as a scenario file for "
-                f"`mqspec scenario run --mode {self.MODE.value}`; see tests/stateful/minimize.py):\n{text}")
+                f"`mqspec scenario run --mode {self.MODE.value}`; see proofs/explore/minimize.py):\n{text}")
 
     # --- directory clients ------------------------------------------------------------------
 
