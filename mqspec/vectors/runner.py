@@ -179,13 +179,27 @@ def check_scenario(tree: _Tree, case: str, m: dict[str, Any]) -> list[str]:
     if got_trace != trace:
         want_lines, got_lines = trace.splitlines(), got_trace.splitlines()
         n = next((i for i, (a, b) in enumerate(zip(want_lines, got_lines)) if a != b), min(len(want_lines), len(got_lines)))
-        want = want_lines[n].decode() if n < len(want_lines) else "(end of trace)"
-        got = got_lines[n].decode() if n < len(got_lines) else "(end of trace)"
-        problems.append(f"trace line {n + 1} differs: expected {want[:200]} got {got[:200]}")
+        problems.append(f"trace line {n + 1} differs {_line_diff(want_lines, got_lines, n)}")
     diff = json_diff(result, got_result)
     if diff:
         problems.append(f"result differs at {diff}")
     return problems
+
+
+def _line_diff(want_lines: list[bytes], got_lines: list[bytes], n: int) -> str:
+    """Where line ``n`` of two traces differs: the JSON field and both values, or the line that is missing."""
+    if n >= len(want_lines):
+        return f"at the end: the trace has no line {n + 1}, the run adds {_short(json.loads(got_lines[n]))}"
+    if n >= len(got_lines):
+        return f"at the end: the run stops before {_short(json.loads(want_lines[n]))}"
+    try:
+        diff = json_diff(json.loads(want_lines[n]), json.loads(got_lines[n]))
+    except ValueError:
+        diff = None
+    if diff is None:  # the same JSON written otherwise (or not JSON): show the text
+        return f"in its text: expected {want_lines[n][:200]!r}, got {got_lines[n][:200]!r}"
+    event = json.loads(want_lines[n]).get("event")
+    return f"(event {event}) at {diff}"
 
 
 CHECKS: dict[str, Callable[[_Tree, str, dict[str, Any]], list[str]]] = {

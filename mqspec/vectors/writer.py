@@ -11,7 +11,10 @@ Layout (``DIR`` is the ``--out`` directory)::
     DIR/scenario/<source>/<name>/    manifest.json scenario.json trace.ndjson expected.json
 
 The bytes are the same on every run: JSON is written with sorted keys, two-space indentation and
-ASCII escapes, cases in path order, nothing depends on the clock or on hash order.
+ASCII escapes, cases in path order, nothing depends on the clock or on hash order. The one
+exception to sorted keys is ``scenario.json``: it keeps the key order of the scenario file, since
+the order of a ``properties`` mapping is the order the properties reach the directory (and the
+trace).
 """
 
 from __future__ import annotations
@@ -54,9 +57,12 @@ class Case:
         }
 
 
-def dump_json(obj: Any) -> bytes:
-    """The one JSON encoding of the tree: sorted keys, indent 2, ASCII only, a final newline."""
-    return (json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=True) + "\n").encode("ascii")
+def dump_json(obj: Any, *, sort_keys: bool = True) -> bytes:
+    """The one JSON encoding of the tree: sorted keys, indent 2, ASCII only, a final newline.
+
+    ``sort_keys=False`` keeps the order the object has (``scenario.json``: the scenario file's order).
+    """
+    return (json.dumps(obj, sort_keys=sort_keys, indent=2, ensure_ascii=True) + "\n").encode("ascii")
 
 
 def version_text() -> str:
@@ -101,14 +107,23 @@ def handler_cases() -> Iterator[Case]:
                    {"handler": s.handler, "situation": s.name, "mode": v.mode.value})
 
 
+def scenario_case(v: Any) -> Case:
+    """The case of one :class:`~mqspec.vectors.scenarios.ScenarioVector`."""
+    from .scenarios import TRACE_FORMAT
+
+    # the scenario file's key order: a properties mapping is applied in its order
+    files = {"scenario.json": dump_json(v.scenario, sort_keys=False), "trace.ndjson": v.trace,
+             "expected.json": dump_json(v.result)}
+    return Case(f"scenario/{v.source}/{v.name}", "scenario", v.name, v.document, v.section, v.description, files,
+                {"source": v.source, "scenario": v.scenario_name, "mode": v.mode.value, "seed": v.seed,
+                 "trace_format": TRACE_FORMAT})
+
+
 def scenario_cases(*, reduced: bool = False, folder: Path | None = None) -> Iterator[Case]:
-    from .scenarios import SCENARIO_DIR, TRACE_FORMAT, scenario_vectors
+    from .scenarios import SCENARIO_DIR, scenario_vectors
 
     for v in scenario_vectors(reduced=reduced, folder=folder or SCENARIO_DIR):
-        files = {"scenario.json": dump_json(v.scenario), "trace.ndjson": v.trace, "expected.json": dump_json(v.result)}
-        yield Case(f"scenario/{v.source}/{v.name}", "scenario", v.name, v.document, v.section, v.description, files,
-                   {"source": v.source, "scenario": v.scenario_name, "mode": v.mode.value, "seed": v.seed,
-                    "trace_format": TRACE_FORMAT})
+        yield scenario_case(v)
 
 
 def all_cases(kinds: Iterable[str] = KINDS, *, reduced: bool = False, scenarios: Path | None = None) -> list[Case]:

@@ -103,6 +103,53 @@ def test_a_tampered_trace_is_reported_at_its_line(tree: Path, tmp_path: Path):
     assert problem.startswith("trace line 10 differs")
 
 
+def test_a_tampered_trace_names_the_differing_field(tree: Path, tmp_path: Path):
+    """A changed field of a trace line is reported by its JSON path, with both values."""
+    case = "scenario/counterexample/e136-pending-change-after-full-sync-clarified"
+    t, manifest = _copy_case(tree, case, tmp_path)
+    path = tmp_path / case / "trace.ndjson"
+    lines = path.read_text().splitlines(keepends=True)
+    event = json.loads(lines[9])
+    lines[9] = json.dumps({**event, "node": "ELSEWHERE"}, separators=(",", ":")) + "\n"
+    path.write_text("".join(lines))
+    (problem,) = CHECKS["scenario"](t, case, manifest)
+    assert problem == (f"trace line 10 differs (event {event['event']}) at /node: "
+                       f"expected \"ELSEWHERE\", got {json.dumps(event['node'])}")
+
+
+#: a scenario whose properties are not in name order: the order reaches the trace
+UNSORTED_PROPERTIES = """\
+# Properties given out of name order.
+enterprise: {pec: PEC0, sites: {site0: {psc: PEC0, bscs: [BSC01], machines: [C0]}}}
+steps:
+- create:
+    at: PEC0
+    type: queue
+    path: C0\\q1
+    properties: {PROPID_Q_LABEL: q1, PROPID_Q_INSTANCE: d63bd8de-555d-5929-a610-a79072ed146b}
+- settle: {}
+- expect: {converged: true}
+"""
+
+
+def test_scenario_json_keeps_the_order_of_properties(tmp_path: Path):
+    """scenario.json keeps the scenario file's property order, so running it again gives the same trace."""
+    from mqspec.refimpl.effects import Mode
+
+    from mqspec.vectors.scenarios import _file_vector
+    from mqspec.vectors.writer import prepare, scenario_case, write_tree
+
+    source = tmp_path / "4.9-unsorted.yaml"
+    source.write_text(UNSORTED_PROPERTIES)
+    case = scenario_case(_file_vector("example", source, Mode.CLARIFIED))
+    written = json.loads(case.files["scenario.json"])
+    assert list(written["steps"][0]["create"]["properties"]) == ["PROPID_Q_LABEL", "PROPID_Q_INSTANCE"]
+    prepare(tmp_path / "tree")
+    write_tree(tmp_path / "tree", [case])
+    result = run_all(tmp_path / "tree", kinds=("scenario",))
+    assert result.failures == [] and result.passed == 1
+
+
 def test_stale_files_and_unlisted_cases_are_reported(tmp_path: Path):
     """A file nothing reads and a case directory the index omits both fail the run."""
     out = tmp_path / "tree"
