@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -59,6 +60,7 @@ def run(file: str, mode: str, seed: int, trace_path: str | None, as_json: bool, 
 
         watch = InvariantWatch()
     with contextlib.ExitStack() as stack:
+        stack.enter_context(_scenario_errors(file))
         if trace_path is None:
             result = run_scenario(parsed, mode=run_mode, seed=seed, trace=watch.record if watch else None,
                                   attach=watch.attach if watch else None)
@@ -91,6 +93,17 @@ def run(file: str, mode: str, seed: int, trace_path: str | None, as_json: bool, 
         click.echo(f"mqspec: invariant violated: {file}: after {v['step']}: {v['invariant']}: "
                    f"{v['problems'][0]}{more}", err=True)
     sys.exit(1 if result.failures or violated else 0)
+
+
+@contextlib.contextmanager
+def _scenario_errors(file: str) -> Iterator[None]:
+    """A run stopped at a limit of the scenario vocabulary is bad input: one line, exit 2."""
+    from mqspec.refimpl.scenario import ScenarioError
+
+    try:
+        yield
+    except ScenarioError as exc:
+        _fail("scenario error", f"{file}: {exc}")
 
 
 def _summary(result: Any) -> None:

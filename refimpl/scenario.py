@@ -52,6 +52,21 @@ condition ``C`` is an integer or a string ``"OP N"`` with OP one of == != < <= >
 Each assertion kind may also be given a list of such mappings. A failed assertion is recorded
 (``steps[7].expect: ...``) and the run goes on; the caller exits 1 when any failed.
 :mod:`mqspec.refimpl.scenario_run` runs a parsed scenario.
+
+Numbers and limits. Seconds are integers or decimals, and may be written in exponent form
+(``1e3``, ``2.5E+2``: YAML files are read with the YAML 1.2 number forms); counts (``times``)
+are whole numbers, ``1e3`` included. The simulator's work is bounded, so a file cannot ask for
+a run that would not end; a value out of range is a ScenarioError naming the limit:
+
+* a number of seconds is at most ``MAX_SECONDS`` (86,400: one simulated day), a settle
+  ``window`` at least ``MIN_WINDOW`` (1 second);
+* ``times`` (of ``repeat`` or a fault) is at most ``MAX_TIMES`` (1,000,000);
+* a file runs at most ``MAX_STEPS`` steps (100,000), counting every repetition of a ``repeat``;
+* an enterprise has at most ``MAX_NODES`` directory servers (2,000);
+* a run's steps take at most ``MAX_RUN_SECONDS`` of simulated time (604,800: one week, after the
+  enterprise is built); :mod:`~mqspec.refimpl.scenario_run` stops a run that passes it with a
+  ScenarioError naming the step;
+* a file nested too deeply for the reader (thousands of levels) is a ScenarioError, not a crash.
 """
 
 from __future__ import annotations
@@ -86,6 +101,14 @@ COMPARE: dict[str, Callable[[int, int], bool]] = {
     "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
 }
 PURGE_STATES = ("NORMAL", "STARTSYNC0", "SYNC0", "COMPLETESYNC0")
+
+# what a scenario may ask of the simulator (module docstring, "Numbers and limits")
+MAX_SECONDS = 86_400
+MIN_WINDOW = 1
+MAX_TIMES = 1_000_000
+MAX_STEPS = 100_000
+MAX_NODES = 2_000
+MAX_RUN_SECONDS = 7 * 86_400
 DIRECTORY_OPERATIONS = ("create", "update", "delete", "read", "reset1", "reset2")
 
 
@@ -173,25 +196,100 @@ def load(path: str | Path) -> Scenario:
         if p.suffix.lower() == ".json":
             data = json.loads(text)
         else:
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader)
+    except RecursionError:
+        raise ScenarioError("", _TOO_DEEP) from None
     except json.JSONDecodeError as exc:
         raise ScenarioError("", f"line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark is not None else ""
         raise ScenarioError("", f"{where}{getattr(exc, 'problem', None) or exc}") from None
+    except (ValueError, OverflowError) as exc:  # a YAML date such as 2020-13-45
+        raise ScenarioError("", f"a value cannot be read: {exc}") from None
     return parse(data, p.stem)
+
+
+_TOO_DEEP = "nested too deeply to read (a scenario nests a few levels, not thousands)"
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that also reads YAML 1.2 numbers such as ``1e12`` (YAML 1.1 reads them as text)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"), list("-+0123456789"))
 
 
 def parse(data: object, name: str = "scenario") -> Scenario:
     """Validate a scenario already read into Python values."""
-    top = _Fields(data, "", {"description", "enterprise", "steps"})
-    description = top.opt("description", str, "")
-    enterprise = _parse_enterprise(top.req("enterprise", dict), "enterprise")
-    names = _Names(enterprise)
-    raw_steps = top.req("steps", list)
-    steps = _parse_steps(raw_steps, "steps", names, repeated=False)
+    try:
+        top = _Fields(data, "", {"description", "enterprise", "steps"})
+        description = top.opt("description", str, "")
+        enterprise = _parse_enterprise(top.req("enterprise", dict), "enterprise")
+        names = _Names(enterprise)
+        raw_steps = top.req("steps", list)
+        steps = _parse_steps(raw_steps, "steps", names, repeated=False)
+    except RecursionError:
+        raise ScenarioError("", _TOO_DEEP) from None
+    _check_step_count(steps)
     return Scenario(name, enterprise, steps, description)
+
+
+def step_count(steps: tuple[Step, ...]) -> int:
+    """How many steps a run performs, counting every repetition of a ``repeat``'s steps."""
+    return sum(1 + (s.args["times"] * step_count(s.args["steps"]) if s.kind == "repeat" else 0) for s in steps)
+
+
+def _check_step_count(steps: tuple[Step, ...]) -> None:
+    total = 0
+    for step in steps:
+        total += step_count((step,))
+        if total > MAX_STEPS:
+            raise ScenarioError(step.where, f"the file runs more than {MAX_STEPS:,} steps up to here, counting "
+                                f"each repetition (the limit MAX_STEPS); run fewer repetitions")
+
+
+def _number(value: object, where: str) -> int | float:
+    """An integer or a finite decimal (a YAML/JSON boolean is neither)."""
+    number = _typed(value, (int, float), where)
+    if isinstance(number, float) and not math.isfinite(number):
+        raise ScenarioError(where, f"expected a finite number, not {number!r}")
+    return number
+
+
+def _seconds(value: object, where: str) -> int | float:
+    """A number of seconds, 0 to MAX_SECONDS."""
+    number = _number(value, where)
+    if number < 0:
+        raise ScenarioError(where, f"expected a non-negative number of seconds, not {number!r}")
+    if number > MAX_SECONDS:
+        raise ScenarioError(where, f"{_show(number)} seconds is out of range: at most {MAX_SECONDS:,} "
+                            "(one simulated day, the limit MAX_SECONDS)")
+    return number
+
+
+def _times(value: object, where: str) -> int:
+    """A count, 1 to MAX_TIMES (``1e3`` is 1000)."""
+    number = _number(value, where)
+    if isinstance(number, float):
+        if not number.is_integer():
+            raise ScenarioError(where, f"expected a whole number, not {number!r}")
+        number = int(number)
+    if number < 1:
+        raise ScenarioError(where, f"expected a positive count, not {number!r}")
+    if number > MAX_TIMES:
+        raise ScenarioError(where, f"{_show(number)} is out of range: at most {MAX_TIMES:,} (the limit MAX_TIMES)")
+    return number
+
+
+def _show(number: int | float) -> str:
+    """A number as the message quotes it (1e+300, not 300 digits)."""
+    if isinstance(number, int):
+        digits = str(number)
+        return f"{number:,}" if number < 10**15 else f"{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
+    return f"{number:g}"
 
 
 class _Fields:
@@ -220,19 +318,18 @@ class _Fields:
         return _typed(self.data[key], kind, self.at(key))
 
     def seconds(self, key: str, default: float | None = None, *, required: bool = False) -> float | None:
-        if required:
-            value = self.req(key, (int, float))
-        else:
-            value = self.opt(key, (int, float), default)
-        if value is not None and not (math.isfinite(value) and value >= 0):
-            raise ScenarioError(self.at(key), f"expected a non-negative number of seconds, not {value!r}")
-        return value
+        if required and key not in self.data:
+            raise ScenarioError(self.where, f"missing {key!r}")
+        if self.data.get(key) is None:
+            return default
+        return _seconds(self.data[key], self.at(key))
 
     def count(self, key: str, default: int | None = None, *, required: bool = False) -> int | None:
-        value = self.req(key, int) if required else self.opt(key, int, default)
-        if value is not None and value < 1:
-            raise ScenarioError(self.at(key), f"expected a positive count, not {value!r}")
-        return value
+        if required and key not in self.data:
+            raise ScenarioError(self.where, f"missing {key!r}")
+        if self.data.get(key) is None:
+            return default
+        return _times(self.data[key], self.at(key))
 
 
 def _kind(value: object) -> str:
@@ -289,6 +386,9 @@ def _parse_enterprise(data: dict, where: str) -> Enterprise:
                 raise ScenarioError(at, f"node {node!r} is named twice")
             seen.add(node.casefold())
         sites.append(site)
+    if len(seen) > MAX_NODES:
+        raise ScenarioError(f.at("sites"), f"{len(seen):,} directory servers is out of range: at most "
+                            f"{MAX_NODES:,} (the limit MAX_NODES)")
     if not any(s.psc == pec for s in sites):
         raise ScenarioError(f.at("sites"), f"no site has the PEC {pec!r} as its psc")
     settle = _settle_args(f.opt("settle", dict, {}), f.at("settle"))
@@ -323,6 +423,9 @@ class _Names:
 
     def new_node(self, value: object, where: str) -> str:
         name = _check_name(_typed(value, str, where), where, "node")
+        if len(self.nodes) >= MAX_NODES:
+            raise ScenarioError(where, f"a node beyond {MAX_NODES:,} directory servers is out of range "
+                                "(the limit MAX_NODES)")
         if name.casefold() in {n.casefold() for n in self.nodes}:
             raise ScenarioError(where, f"node {name!r} already exists")
         self.nodes.add(name)
@@ -455,8 +558,9 @@ def _parse_add_bsc(body: object, where: str, names: _Names, _r: bool) -> dict:
 def _settle_args(data: dict, where: str) -> dict:
     f = _Fields(data, where, {"limit", "quiet", "window"})
     out = {k: f.seconds(k) for k in ("limit", "quiet", "window") if f.data.get(k) is not None}
-    if out.get("window") == 0:
-        raise ScenarioError(f.at("window"), "a window of 0 seconds never advances time")
+    if out.get("window") is not None and out["window"] < MIN_WINDOW:
+        raise ScenarioError(f.at("window"), f"a window of {out['window']!r} seconds is out of range: at least "
+                            f"{MIN_WINDOW} (the limit MIN_WINDOW; each window checks the whole state)")
     return out
 
 
@@ -465,8 +569,7 @@ def _parse_settle(body: object, where: str, _n: _Names, _r: bool) -> dict:
 
 
 def _parse_advance(body: object, where: str, _n: _Names, _r: bool) -> dict:
-    f = _Fields({"seconds": body}, where, {"seconds"})
-    return {"seconds": f.seconds("seconds", required=True)}
+    return {"seconds": _seconds(body, where)}
 
 
 def _parse_fault(kind: str) -> Callable[[object, str, _Names, bool], dict]:

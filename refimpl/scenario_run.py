@@ -1,7 +1,8 @@
 """Running a validated scenario (:mod:`mqspec.refimpl.scenario`) on a deterministic World.
 
-:func:`run` builds the enterprise, performs each step and evaluates each ``expect``; it never
-raises for what happens inside the run: a failed assertion, a request that ends with another
+:func:`run` builds the enterprise, performs each step and evaluates each ``expect``; it raises
+only a ScenarioError for a run whose steps pass ``MAX_RUN_SECONDS`` of simulated time, and
+never for what happens inside the run: a failed assertion, a request that ends with another
 status than the one expected, or a step the state at that point does not allow (restarting a
 node that is up, a queue whose machine the server does not know) is a failure line naming the
 step, and the run goes on. Same scenario, mode and seed give the same trace, state and result.
@@ -25,8 +26,10 @@ from .mqdsrp_state import PEC_PARTITION_ID, QueueManager
 from .scenario import (
     ENTERPRISE,
     ENTERPRISE_TYPES,
+    MAX_RUN_SECONDS,
     Condition,
     Scenario,
+    ScenarioError,
     Step,
     operation_name,
 )
@@ -143,6 +146,8 @@ class _Runner:
         self.pending_status: list[tuple[str, tuple[int, ...], str, int, int]] = []
         #: (type, casefolded path) -> the GUID last seen for it: a deleted object keeps its name
         self.known: dict[tuple[int, str], Guid] = {}
+        #: simulated time when the build ended: the steps may take MAX_RUN_SECONDS from there
+        self.started = 0.0
 
     # --- the enterprise ---------------------------------------------------------------------
 
@@ -166,6 +171,7 @@ class _Runner:
             create_machine(w, site.psc, machine, site.name)
         if machines:
             w.settle(**settle)
+        self.started = w.now
 
     # --- steps ------------------------------------------------------------------------------
 
@@ -190,6 +196,10 @@ class _Runner:
             except ModelError as exc:
                 self.fail(step.where, iteration, f"the simulator refused the step: {exc}")
             self.check_statuses(final=False)
+            if self.world.now - self.started > MAX_RUN_SECONDS:
+                raise ScenarioError(f"{step.where}{_iteration(iteration)}", f"stopped: the steps have run "
+                                    f"{self.world.now - self.started:,.0f} simulated seconds, more than "
+                                    f"{MAX_RUN_SECONDS:,} ({MAX_RUN_SECONDS / 86_400:g} days, the limit MAX_RUN_SECONDS)")
 
     def finish(self) -> None:
         self.check_statuses(final=True)

@@ -94,7 +94,7 @@ QUEUE = {"at": "PEC0", "type": "queue", "path": "C01\\q"}
         ([{"delete": {**QUEUE, "properties": {"PROPID_Q_LABEL": "x"}}}], "a delete carries no properties"),
         ([{"update": {**QUEUE, "guid": "not-a-guid", "path": None}}], "steps[0].update.guid: not a GUID"),
         ([{"update": QUEUE}], "steps[0].update: missing 'properties'"),
-        ([{"advance": "soon"}], "steps[0].advance.seconds: expected an integer or a number, not text"),
+        ([{"advance": "soon"}], "steps[0].advance: expected an integer or a number, not text"),
         ([{"advance": True}], "expected an integer or a number, not a boolean"),
         ([{"settle": {"limit": -1}}], "steps[0].settle.limit: expected a non-negative number"),
         ([{"drop": {"operation": "Gossip"}}], "steps[0].drop.operation: unknown replication message 'Gossip'"),
