@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import struct
 
+import attrs
+
 from mqspec.model.examples_mqsd import (
     CLIENT_REQUEST,
     REPLY_LOCAL_SITE,
@@ -183,11 +185,14 @@ def mqsd_invalid() -> list[InvalidCase]:
     req, rep = CLIENT_REQUEST, REPLY_LOCAL_SITE
     cases = [
         _s("request-version", b"\x01" + req[1:], "TopologyPacketHeader.Version", 0, "A client MUST zero Version."),
-        _s("reply-version", b"\x01" + rep[1:], "TopologyPacketHeader.Version", 0, "Strictly a reply's Version is 0."),
+        # no MUST binds a reply's Version and Reserved: refusing them is mqspec's policy (E-020)
+        attrs.evolve(_s("reply-version", b"\x01" + rep[1:], "TopologyPacketHeader.Version", 0,
+                        "Strictly a reply's Version is 0: mqspec's policy, no MUST (E-020)."), policy="E-020"),
         _s("request-reserved", req[:2] + b"\x00\x80" + req[4:], "TopologyPacketHeader.Reserved", 2,
            "Reserved MUST be 0x0000."),
-        _s("reply-reserved", REPLY_OTHER_SITE[:2] + b"\x00\x80" + REPLY_OTHER_SITE[4:], "TopologyPacketHeader.Reserved",
-           2, "Strictly a reply's Reserved is 0."),
+        attrs.evolve(_s("reply-reserved", REPLY_OTHER_SITE[:2] + b"\x00\x80" + REPLY_OTHER_SITE[4:],
+                        "TopologyPacketHeader.Reserved", 2,
+                        "Strictly a reply's Reserved is 0: mqspec's policy, no MUST (E-020)."), policy="E-020"),
         *(_s(f"type-{t:02x}", b"\x00" + bytes([t]) + req[2:], "TopologyPacketHeader.Type", 1,
              "Type is 0x01 or 0x02.") for t in (0, 3)),
         _s("lenient-type-ff", b"\x00\xff" + req[2:], "TopologyPacketHeader.Type", 1,

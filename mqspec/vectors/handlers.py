@@ -6,9 +6,10 @@ A :class:`Situation` builds one branch of one handler: a queue manager in a give
 the way the handler tests build theirs: by hand, then given the 3.1.3 initialization) and the
 arguments of the event. The situations are in ``situations_*.py``, by refimpl module.
 
-Every situation becomes two vectors, one per mode (``clarified`` and ``literal``): where an
-errata entry departs from the text the two differ, elsewhere they agree, and an implementation
-of either reading can check itself. A vector is made the way the runner checks it: the state
+Every situation is run in both modes (``clarified`` and ``literal``): where an errata entry
+departs from the text the two outcomes differ and the situation becomes two vectors, one per
+mode; where they agree it becomes one vector of mode ``both`` (run it in whichever reading an
+implementation follows), rather than the same files twice. A vector is made the way the runner checks it: the state
 is written to JSON, rebuilt from that JSON, and the handler runs on the rebuilt state
 (:func:`run_event`), so the files alone reproduce the outcome.
 """
@@ -210,12 +211,16 @@ def run_event(pre: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
             "returned": value_to_json(returned)}
 
 
+#: the mode of a vector whose outcome is the same in both readings
+BOTH = "both"
+
+
 @attrs.frozen
 class HandlerVector:
-    """The four JSON documents of one handler vector, and where it sits."""
+    """The four JSON documents of one handler vector, and where it sits (``mode``: a Mode value or "both")."""
 
     situation: Situation
-    mode: Mode
+    mode: str
     pre: dict[str, Any]
     event: dict[str, Any]
     post: dict[str, Any]
@@ -235,15 +240,26 @@ def build_vector(s: Situation, mode: Mode) -> HandlerVector:
     if qm_to_json(qm_from_json(pre)) != pre:
         raise ValueError(f"{s.handler}/{s.name}: the state does not survive its JSON form")
     outcome = run_event(pre, event)
-    return HandlerVector(s, mode, pre, event, outcome["post"],
+    return HandlerVector(s, mode.value, pre, event, outcome["post"],
                          {"effects": outcome["effects"], "returned": outcome["returned"]})
 
 
 def handler_vectors() -> Iterator[HandlerVector]:
-    """Every situation in both modes, clarified first."""
+    """Every situation: one vector of mode "both" when the two readings agree, else clarified then literal."""
     for s in all_situations():
-        for mode in (Mode.CLARIFIED, Mode.LITERAL):
-            yield build_vector(s, mode)
+        clarified, literal = build_vector(s, Mode.CLARIFIED), build_vector(s, Mode.LITERAL)
+        if (clarified.post, clarified.effects) == (literal.post, literal.effects):
+            yield attrs.evolve(clarified, mode=BOTH, event={**clarified.event, "mode": BOTH})
+        else:
+            yield clarified
+            yield literal
+
+
+def event_modes(event: dict[str, Any]) -> list[dict[str, Any]]:
+    """The event as run in each reading it stands for: itself, or once per mode for "both"."""
+    if event["mode"] == BOTH:
+        return [{**event, "mode": mode.value} for mode in (Mode.CLARIFIED, Mode.LITERAL)]
+    return [event]
 
 
 # --- builders the situation modules share (the section 4 topology) ----------------------------------

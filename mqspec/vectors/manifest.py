@@ -6,8 +6,9 @@ section, name), which versions made it (the vectors format and mqspec) and which
 ``manifest.schema.json`` at the top of the tree, so an implementer can validate manifests with
 any JSON Schema library. :func:`validate` checks a manifest against the schema with the few
 keywords the schema uses (``type``, ``const``, ``enum``, ``required``, ``properties``,
-``additionalProperties``, ``items``, ``minLength``, ``pattern``, ``oneOf`` and local ``$ref``),
-so mqspec needs no schema library.
+``additionalProperties``, ``items``, ``minLength``, ``pattern``, ``minimum``, ``maximum``, ``oneOf``
+and local ``$ref``), so mqspec needs no schema library; the handler files' schema
+(:mod:`mqspec.vectors.handler_schema`) is checked with it too.
 """
 
 from __future__ import annotations
@@ -55,11 +56,14 @@ MANIFEST_SCHEMA: dict[str, Any] = {
             "outcome": {"enum": ["valid", "invalid"]},
             # valid cases only: whether encoding the decoded message gives input.bin back
             "canonical": {"type": "boolean"},
-        }, optional=("canonical",)),
+            # invalid cases only: the errata entry that makes the refusal mqspec's policy, not a MUST
+            "policy": {"type": "string", "pattern": "^E-[0-9]{3}$"},
+        }, optional=("canonical", "policy")),
         "handler": _kind("handler", {
             "handler": {"type": "string", "minLength": 1},
             "situation": {"type": "string", "minLength": 1},
-            "mode": {"enum": ["clarified", "literal"]},
+            # both: the clarified and the literal reading give this same outcome
+            "mode": {"enum": ["clarified", "literal", "both"]},
         }),
         "scenario": _kind("scenario", {
             "source": {"enum": ["example", "counterexample", "fault"]},
@@ -73,6 +77,7 @@ MANIFEST_SCHEMA: dict[str, Any] = {
 
 _TYPES: dict[str, type | tuple[type, ...]] = {
     "object": dict, "array": list, "string": str, "integer": int, "boolean": bool, "number": (int, float),
+    "null": type(None),
 }
 
 
@@ -108,6 +113,9 @@ def _errors(value: Any, schema: dict[str, Any], root: dict[str, Any], where: str
             out.append(f"{where}: empty")
         if "pattern" in schema and not re.search(schema["pattern"], value):
             out.append(f"{where}: {value!r} does not match {schema['pattern']}")
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < schema.get("minimum", value) or value > schema.get("maximum", value):
+            out.append(f"{where}: {value} is out of range")
     if isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):
             out += _errors(item, schema["items"], root, f"{where}[{i}]")

@@ -6,8 +6,10 @@ Layout (``DIR`` is the ``--out`` directory)::
     DIR/README.md                    for implementers: the layout and a loading loop to copy
     DIR/index.json                   every case: path, kind, document, section
     DIR/manifest.schema.json         the JSON Schema of manifest.json
+    DIR/handler.schema.json          the JSON Schema of a handler case's pre/post/event/effects files
+    DIR/propids.json                 every PROPID with its VARTYPE: how its flat PROPVALUE is encoded
     DIR/codec/<protocol>/<valid|invalid>/<name>/     manifest.json input.bin expected.json|error.json
-    DIR/handler/<section>/<handler>/<situation>-<mode>/   manifest.json pre.json event.json post.json effects.json
+    DIR/handler/<section>/<handler>/<situation>-<mode|both>/   manifest.json pre.json event.json post.json effects.json
     DIR/scenario/<source>/<name>/    manifest.json scenario.json trace.ndjson expected.json
 
 The bytes are the same on every run: JSON is written with sorted keys, two-space indentation and
@@ -31,9 +33,10 @@ import attrs
 
 from mqspec import __version__
 
+from .handler_schema import HANDLER_SCHEMA
 from .manifest import FORMAT_VERSION, KINDS, MANIFEST_SCHEMA
 
-TOP_FILES = ("VERSION", "README.md", "index.json", "manifest.schema.json")
+TOP_FILES = ("VERSION", "README.md", "index.json", "manifest.schema.json", "handler.schema.json", "propids.json")
 
 
 @attrs.frozen
@@ -65,6 +68,16 @@ def dump_json(obj: Any, *, sort_keys: bool = True) -> bytes:
     return (json.dumps(obj, sort_keys=sort_keys, indent=2, ensure_ascii=True) + "\n").encode("ascii")
 
 
+def propids_json() -> dict[str, Any]:
+    """``propids.json``: the PROPID table ([MS-MQMQ] 2.3) a decoder needs to size each flat value."""
+    from mqspec.model.propids import PROPIDS
+
+    return {"source": "[MS-MQMQ] 2.3", "encoding": "[MS-MQCN] 2.2.3 (flat PROPVALUE, no VARTYPE on the wire)",
+            "propids": [{"name": p.name, "propid": p.propid, "vartype": p.vartype.name.replace("_VECTOR", "|VT_VECTOR"),
+                         "vt": p.vartype.value, "section": p.section}
+                        for p in sorted(PROPIDS.values(), key=lambda p: p.propid)]}
+
+
 def version_text() -> str:
     return f"format {FORMAT_VERSION}\nmqspec {__version__}\n"
 
@@ -91,6 +104,8 @@ def codec_cases(*, reduced: bool = False) -> Iterator[Case]:
             fields["canonical"] = v.canonical
         else:
             files["error.json"] = dump_json(v.error)
+            if v.policy:
+                fields["policy"] = v.policy
         yield Case(f"codec/{v.protocol}/{outcome}/{v.name}", "codec", v.name, v.document, v.section, v.description,
                    files, fields)
 
@@ -100,11 +115,11 @@ def handler_cases() -> Iterator[Case]:
 
     for v in handler_vectors():
         s = v.situation
-        name = f"{s.name}-{v.mode.value}"
+        name = f"{s.name}-{v.mode}"
         files = {"pre.json": dump_json(v.pre), "event.json": dump_json(v.event), "post.json": dump_json(v.post),
                  "effects.json": dump_json(v.effects)}
         yield Case(f"handler/{v.section}/{s.handler}/{name}", "handler", name, DOC, v.section, s.description, files,
-                   {"handler": s.handler, "situation": s.name, "mode": v.mode.value})
+                   {"handler": s.handler, "situation": s.name, "mode": v.mode})
 
 
 def scenario_case(v: Any) -> Case:
@@ -183,6 +198,8 @@ def write_tree(out: Path, cases: list[Case]) -> dict[str, Any]:
     (out / "README.md").write_text(readme_text(index["counts"]), encoding="utf-8")
     (out / "index.json").write_bytes(dump_json(index))
     (out / "manifest.schema.json").write_bytes(dump_json(MANIFEST_SCHEMA))
+    (out / "handler.schema.json").write_bytes(dump_json(HANDLER_SCHEMA))
+    (out / "propids.json").write_bytes(dump_json(propids_json()))
     for case in cases:
         folder = out / case.path
         folder.mkdir(parents=True)
