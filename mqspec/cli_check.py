@@ -1,8 +1,9 @@
 """``mqspec check`` (conformance of recorded traces) and ``mqspec trace`` (writing traces).
 
-``mqspec check TRACE... [--json]`` exits 0 when every trace conforms, 1 when one diverges, and 2
+``mqspec check TRACE... [--json]`` exits 0 when every trace conforms, 1 when one diverges, 2
 for malformed input (one stderr line naming the file, the line and the field) or an event the
-reference cannot take; never with a traceback. ``mqspec trace from-pcap``, ``trace record``
+reference cannot take, and 3 when nothing diverged but a trace had nothing to check (a header
+alone, say); never with a traceback. ``mqspec trace from-pcap``, ``trace record``
 and ``trace schema`` write traces and the format's JSON Schema.
 """
 
@@ -31,7 +32,8 @@ def check(traces: tuple[str, ...], as_json: bool, no_coverage: bool) -> None:
 
     Reports, per trace, conformance or the first divergence (event, node, expected versus actual,
     the clause whose rule was broken) and the clauses the traces exercised. Exit status 0: all
-    conform; 1: a trace diverges; 2: malformed input or an event the reference cannot take.
+    conform; 1: a trace diverges; 2: malformed input or an event the reference cannot take;
+    3: no divergence, but nothing was checked in a trace.
     """
     from mqspec.oracle.check import check_paths
     from mqspec.oracle.trace_format import TraceError
@@ -45,20 +47,29 @@ def check(traces: tuple[str, ...], as_json: bool, no_coverage: bool) -> None:
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2, default=str))
     else:
-        _print(report)
+        _print(report, coverage=not no_coverage)
     for t in report.traces:
         if t.verdict == "error":
             click.echo(f"mqspec: reference error: {t.error}", err=True)
     sys.exit(report.exit_status)
 
 
-def _print(report: Any) -> None:
+def _print(report: Any, *, coverage: bool = True) -> None:
     for t in report.traces:
-        nodes = sum(1 for state in t.nodes.values() if state in ("conformant", "divergent"))
+        nodes = sum(1 for state in t.nodes.values() if state.startswith(("conformant", "divergent")))
         head = f"{t.path}: {t.trace_id}:"
+        clauses = f", {_plural(len(t.coverage), 'clause')} exercised" if coverage else ""
+        notes = [f"  note: {n}" for n in t.notes]
         if t.verdict == "conformant":
-            click.echo(f"{head} conformant ({t.events} events, {nodes} nodes replayed, "
-                       f"{len(t.coverage)} clauses exercised)")
+            click.echo(f"{head} conformant ({_plural(t.events, 'event')}, {t.checked} checked, "
+                       f"{_plural(nodes, 'node')} replayed{clauses})")
+            for note in notes:
+                click.echo(note)
+            continue
+        if t.verdict == "nothing-checked":
+            click.echo(f"{head} NOTHING CHECKED: none of its {_plural(t.events, 'event')} could be replayed or "
+                       "compared (declare the nodes' roles, mqsd or mqcn, and log their events); "
+                       "this is no evidence of conformance")
             continue
         if t.verdict == "error":
             click.echo(f"{head} ERROR: {t.error}")
@@ -78,9 +89,17 @@ def _print(report: Any) -> None:
                 click.echo(f"  {item.get('field')}: {item.get('reason')} (offset {item.get('offset')})")
         if len(d.diff) > 20:
             click.echo(f"  ... {len(d.diff) - 20} more fields differ")
+        for note in notes:
+            click.echo(note)
+    if not coverage:
+        return
     covered = report.coverage
     click.echo(f"coverage: {len(covered)} of {report.registered} registered clauses exercised"
                + (": " + ", ".join(f"{c.document} {c.section}" for c in covered) if covered else ""))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _short(value: Any) -> str:
@@ -141,17 +160,33 @@ def from_pcap(pcap: str, output: str, nodes: tuple[str, ...], topology: str | No
 @click.option("--mode", type=click.Choice(["clarified", "literal"]), default="clarified", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 def record(scenario: str, output: str, mode: str, seed: int) -> None:
-    """Run a scenario file on the simulator and write its trace (snapshots after each settle)."""
-    from mqspec.oracle.record import scenario_trace
+    """Run a scenario file on the simulator and write its trace (snapshots after each settle).
+
+    The trace is written line by line as the simulator runs (memory does not grow with it).
+    """
+    from mqspec.oracle.record import record_scenario
     from mqspec.refimpl import scenario as sc
     from mqspec.refimpl.effects import Mode
 
     try:
-        text = scenario_trace(scenario, mode=Mode(mode), seed=seed)
+        parsed = sc.load(scenario)
     except sc.ScenarioError as exc:
         _fail("scenario error", f"{scenario}: {exc}")
-    _write(output, text)
-    click.echo(f"{output}: {text.count(chr(10))} lines")
+    lines = 0
+
+    def write(text: str) -> None:
+        nonlocal lines
+        out.write(text)
+        lines += 1
+
+    try:
+        with open(output, "w", encoding="utf-8") as out:
+            record_scenario(parsed, mode=Mode(mode), seed=seed, write=write)
+    except OSError as exc:
+        _fail("error", f"{output}: {exc.strerror}")
+    except sc.ScenarioError as exc:
+        _fail("scenario error", f"{scenario}: {exc}")
+    click.echo(f"{output}: {lines} lines")
 
 
 @trace.command("schema")

@@ -1,20 +1,38 @@
 """``mqspec check``: replay each trace's inputs through the reference and compare every output.
 
 For each trace: the header and ``node`` events declare the servers; each server with a role is
-replayed on its own from its first ``start`` (:mod:`mqspec.oracle.replay`), every other server
-and every MS-MQSD datagram or MS-MQCN notification it sends is checked at codec level (its
-bytes must decode under the strict codec). The verdict is ``conformant``, ``divergent`` with
-the first divergence (event index, node, expected versus actual as a field-level diff of the
-decoded messages, and the clause whose rule was broken), or ``error`` when the reference could
-not take an event. The report also lists the registered clauses the trace exercised.
+replayed on its own from its first ``start`` (:mod:`mqspec.oracle.replay`); each node with an
+``mqsd`` or ``mqcn`` declaration has its datagrams or notifications replayed through the MS-MQSD
+or MS-MQCN reference (:mod:`mqspec.oracle.replay_mqsd`, :mod:`mqspec.oracle.replay_mqcn`); every
+other MS-MQSD datagram or MS-MQCN notification a node sends is checked at codec level (its bytes
+must decode under the strict codec; a server's reply header is mqspec's policy, E-020, not a
+MUST). The verdict of a trace is one of:
+
+* ``conformant``: every event the checker could replay or compare agreed with the reference;
+* ``divergent``: the first divergence (event index, node, expected versus actual as a
+  field-level diff of the decoded messages, and the clause whose rule was broken);
+* ``nothing-checked``: the trace has no event the checker could replay or compare (a header
+  alone, notes, events of nodes checked at no level): it is not evidence of conformance;
+* ``error``: the reference could not take an event.
+
+The report also lists the registered clauses the trace exercised (unless ``coverage`` is off),
+and notes where a check is mqspec's policy rather than a MUST (``policy: E-020``).
+
+The checker streams: it reads each source line by line (:mod:`mqspec.oracle.source`), a first
+time to validate it and a second time to replay it, and holds only the reference's state, so
+its memory does not grow with the size of the trace.
 
 Exit status of ``mqspec check``: 0 every trace conforms, 1 one diverges, 2 malformed input
-(:class:`~mqspec.oracle.trace_format.TraceError`) or a reference error.
+(:class:`~mqspec.oracle.trace_format.TraceError`) or a reference error, 3 no divergence and no
+error but a trace in which nothing was checked.
+
+The public entry point is :func:`check`: a path (or an iterable of NDJSON lines) in, a
+:class:`CheckReport` out, with one :class:`TraceReport` per trace.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,16 +46,21 @@ from . import attribution
 from .attribution import describe
 from .coverage import ClauseCoverage, section_key
 from .replay import Divergence, InputError, NodeReplay
-from .trace_format import INPUT_KINDS, NODE_KINDS, OUTPUT_KINDS, Trace, TraceError, load
+from .source import LineSource, Survey, survey
+from .trace_format import INPUT_KINDS, NODE_KINDS, OUTPUT_KINDS, Trace, TraceError
 
+#: the most policy notes a trace report keeps (the rest are counted)
+MAX_NOTES = 20
+#: exit status by verdict, most severe first
+EXIT = {"error": 2, "divergent": 1, "nothing-checked": 3, "conformant": 0}
 
 @attrs.frozen
 class TraceReport:
-    """The outcome of checking one trace."""
+    """The outcome of checking one trace (``verdict``: conformant | divergent | nothing-checked | error)."""
 
     trace_id: str
     path: str
-    verdict: str  # conformant | divergent | error
+    verdict: str
     events: int
     nodes: dict[str, str]
     divergence: Divergence | None = None
@@ -45,10 +68,13 @@ class TraceReport:
     error: str | None = None
     coverage: tuple[Clause, ...] = ()
     errata: tuple[str, ...] = ()
+    checked: int = 0  # events replayed through the reference or compared with it
+    notes: tuple[str, ...] = ()  # where a check is mqspec's policy, not a MUST (policy: E-NNN)
+    coverage_computed: bool = True
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"trace": self.trace_id, "file": self.path, "verdict": self.verdict,
-                               "events": self.events, "nodes": self.nodes}
+                               "events": self.events, "checked": self.checked, "nodes": self.nodes}
         if self.divergence is not None:
             d = self.divergence
             out["divergence"] = {
@@ -58,8 +84,13 @@ class TraceReport:
             }
         if self.error is not None:
             out["error"] = self.error
-        out["coverage"] = {"clauses": [f"{c.document} {c.section}" for c in self.coverage],
-                           "count": len(self.coverage), "errata": list(self.errata)}
+        if self.notes:
+            out["notes"] = list(self.notes)
+        if self.coverage_computed:
+            out["coverage"] = {"clauses": [f"{c.document} {c.section}" for c in self.coverage],
+                               "count": len(self.coverage), "errata": list(self.errata)}
+        else:
+            out["errata"] = list(self.errata)
         return out
 
 
@@ -69,11 +100,13 @@ class CheckReport:
 
     traces: tuple[TraceReport, ...]
     registered: int
+    coverage_computed: bool = True
 
     @property
     def exit_status(self) -> int:
+        """2 error, else 1 divergent, else 3 nothing checked in some trace, else 0."""
         verdicts = {t.verdict for t in self.traces}
-        return 2 if "error" in verdicts else 1 if "divergent" in verdicts else 0
+        return next((code for verdict, code in EXIT.items() if verdict in verdicts), 0)
 
     @property
     def coverage(self) -> tuple[Clause, ...]:
@@ -81,140 +114,349 @@ class CheckReport:
         return tuple(seen[k] for k in sorted(seen, key=section_key))
 
     def to_json(self) -> dict[str, Any]:
-        covered = self.coverage
-        return {
-            "conformant": self.exit_status == 0,
-            "traces": [t.to_json() for t in self.traces],
-            "coverage": {"clauses": [f"{c.document} {c.section}" for c in covered], "count": len(covered),
-                         "registered": self.registered},
-        }
+        out: dict[str, Any] = {"conformant": self.exit_status == 0, "traces": [t.to_json() for t in self.traces]}
+        if self.coverage_computed:
+            covered = self.coverage
+            out["coverage"] = {"clauses": [f"{c.document} {c.section}" for c in covered], "count": len(covered),
+                               "registered": self.registered}
+        return out
 
 
-def check_paths(paths: Iterable[str | Path], *, coverage: bool = True) -> CheckReport:
+#: called with (trace id, event index, line, record) for every event checked (pipelines build rows from it)
+EventHook = Callable[[str, int, int, dict[str, Any]], None]
+
+
+def check(source: str | Path | Iterable[str], *, name: str | None = None, coverage: bool = True,
+          on_event: EventHook | None = None) -> CheckReport:
+    """Check every trace of one source: a path, or an iterable of NDJSON lines (read once).
+
+    TraceError (malformed input) propagates. Memory stays bounded whatever the trace's size.
+    """
+    if isinstance(source, str | Path):
+        lines = LineSource.from_path(source)
+    else:
+        lines = LineSource.from_lines(source, name or "<lines>")
+    return _report(check_source(lines, coverage=coverage, on_event=on_event), coverage)
+
+
+def check_paths(paths: Iterable[str | Path], *, coverage: bool = True, on_event: EventHook | None = None) -> CheckReport:
     """Check every trace of every file; TraceError (malformed input) propagates."""
-    reports = []
+    reports: list[TraceReport] = []
     for path in paths:
-        for trace in load(path):
-            reports.append(check_trace(trace, coverage=coverage))
+        reports.extend(check_source(LineSource.from_path(path), coverage=coverage, on_event=on_event))
+    return _report(reports, coverage)
+
+
+def _report(reports: list[TraceReport], coverage: bool) -> CheckReport:
     from mqspec.clauses import load_all
 
-    return CheckReport(tuple(reports), len(load_all()))
+    return CheckReport(tuple(reports), len(load_all()), coverage)
 
 
 def check_text(text: str, name: str = "<trace>", *, coverage: bool = True) -> list[TraceReport]:
     """Check the traces of NDJSON text (for tests and tools)."""
-    return [check_trace(trace, coverage=coverage) for trace in load(name, text)]
+    return check_source(LineSource.from_text(text, name), coverage=coverage)
+
+
+def check_source(source: LineSource, *, coverage: bool = True, on_event: EventHook | None = None) -> list[TraceReport]:
+    """Check every trace of a source, streaming.
+
+    The first pass validates every line (:func:`mqspec.oracle.source.survey`) and, when the first
+    trace's header says what its nodes log (``observes``), replays that trace at the same time;
+    every other trace (and the first, without ``observes``: each node's default is every kind
+    the trace shows for it) is replayed in a pass of its own.
+    """
+    first: list[_TraceCheck] = []
+
+    def on_header(s: Survey) -> Callable[[int, int, dict[str, Any]], None] | None:
+        if first or s.header.get("observes") is None:
+            return None
+        run = _TraceCheck(s.trace_id, source.name, s.header, s.kinds, on_event, coverage)
+        first.append(run)
+        return run.push
+
+    try:
+        surveys = survey(source, on_header)
+    finally:
+        if first:
+            first[0].close()  # a TraceError leaves the coverage it entered
+    reports = []
+    for s in surveys:
+        feed = _StreamFeed(source, s)
+        if first and first[0].trace_id == s.trace_id:
+            reports.append(first[0].finish(feed))
+        else:
+            reports.append(_checked(feed, coverage, on_event))
+    return reports
 
 
 def check_trace(trace: Trace, *, coverage: bool = True) -> TraceReport:
-    """Replay one trace; TraceError for an event the reference cannot take as input.
+    """Replay one trace held in memory (its events already validated); TraceError for an event
+    the reference cannot take as input.
 
     With ``coverage`` the report lists every registered clause whose code ran while the
     trace's events were replayed (:mod:`mqspec.oracle.coverage`).
     """
-    if not coverage:
-        return _check(trace, None)
-    with ClauseCoverage() as cover:
-        report = _check(trace, cover)
-    return attrs.evolve(report, coverage=cover.clauses())
+    return _checked(_ListFeed(trace), coverage, None)
 
 
-def _check(trace: Trace, cover: ClauseCoverage | None) -> TraceReport:
-    header = trace.header
-    mode = Mode(header.get("mode", "clarified"))
-    window = header.get("window", 0)
-    kinds_of = _kinds_by_node(trace)
-    default_observes = header.get("observes")
-    replays: dict[str, NodeReplay] = {}
-
-    def declare(decl: dict[str, Any]) -> None:
-        observes = decl.get("observes", default_observes)
-        seen = kinds_of.get(decl["name"], set())
-        replays[decl["name"]] = NodeReplay(decl, mode, window, frozenset(observes if observes is not None else seen))
-
-    for decl in header.get("nodes", ()):
-        declare(decl)
-    events = trace.events
-    index = 0
-    first = len(events)  # the earliest divergence found so far
-    stopped = None
+def _checked(feed: _Feed, coverage: bool, on_event: EventHook | None) -> TraceReport:
+    run = _TraceCheck(feed.trace_id, feed.path, feed.header, feed.kinds, on_event, coverage)
     try:
-        for index in range(1, len(events)):
-            record = events[index]
-            kind = record["event"]
-            if index > first:
-                # past the first divergence, only an output still owed by an earlier input can
-                # diverge earlier (a missing output): follow the nodes that owe one, then stop
-                owing = [name for name, r in replays.items() if r.owes_before(first)]
-                if not owing:
-                    stopped = first
-                    break
-                if record.get("node") not in owing:
-                    continue
+        for index, line, record in feed.events():
+            if not run.push(index, line, record):
+                break
+    finally:
+        run.close()
+    return run.finish(feed)
+
+
+# --- where a trace's events come from ---------------------------------------------------------
+
+
+class _Feed:
+    """One trace's events, readable more than once: (index, line, record), the header first."""
+
+    trace_id: str
+    path: str
+    header: dict[str, Any]
+    kinds: dict[str, set[str]]
+    count: int
+
+    def events(self, until: int | None = None) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        raise NotImplementedError
+
+    def line(self, index: int) -> int:
+        raise NotImplementedError
+
+
+class _StreamFeed(_Feed):
+    def __init__(self, source: LineSource, s: Survey) -> None:
+        self.source, self.survey = source, s
+        self.trace_id, self.path, self.header, self.kinds, self.count = (
+            s.trace_id, source.name, s.header, s.kinds, s.events)
+
+    def events(self, until: int | None = None) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        return self.source.events(self.survey, until=until)
+
+    def line(self, index: int) -> int:
+        return self.source.line_of(self.survey, index)
+
+
+class _ListFeed(_Feed):
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self.trace_id, self.path, self.header, self.count = trace.trace_id, trace.path, trace.header, len(trace.events)
+        self.kinds = {}
+        for record in trace.events:
+            node = record.get("node")
+            if node is not None and record["event"] in NODE_KINDS:
+                self.kinds.setdefault(node, set()).add(record["event"])
+
+    def events(self, until: int | None = None) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        events, lines = self.trace.events, self.trace.lines
+        for index in range(len(events) if until is None else min(until, len(events))):
+            yield index, lines[index], events[index]
+
+    def line(self, index: int) -> int:
+        lines = self.trace.lines
+        return lines[index] if index < len(lines) else (lines[-1] + 1)
+
+
+# --- one trace -----------------------------------------------------------------------------------
+
+
+_PROTOCOL_OF = {"datagram": "mqsd", "notification": "mqcn", "queue": "mqcn"}
+#: the event kinds NodeReplay takes
+_REPLAYED = frozenset(("start", "crash", "clock", "client_request", "request_completed", "receive", "send", "timer",
+                       "directory", "snapshot"))
+
+
+class _TraceCheck:
+    """One trace's replay, fed one event at a time (:meth:`push`), reported by :meth:`finish`.
+
+    ``kinds`` (each node's logged kinds, for the default ``observes``) may still be filling in
+    while events are pushed: it is read only for a node declared without ``observes`` in a trace
+    whose header gives none, and such a trace is pushed only after its survey is complete.
+    """
+
+    def __init__(self, trace_id: str, path: str, header: dict[str, Any], kinds: dict[str, set[str]],
+                 on_event: EventHook | None, coverage: bool) -> None:
+        self.trace_id, self.path, self.header, self.kinds, self.on_event = trace_id, path, header, kinds, on_event
+        self.mode = Mode(header.get("mode", "clarified"))
+        self.window = header.get("window", 0)
+        self.default_observes = header.get("observes")
+        self.replays: dict[str, NodeReplay] = {}  # MC-MQDSRP, and codec-level checks, of every node
+        self.others: dict[str, dict[str, Any]] = {}  # node -> protocol -> its MS-MQSD / MS-MQCN replay
+        self.notes: list[str] = []
+        self.checked = 0
+        self.first = 1 << 62  # the earliest divergence found so far
+        self.stopped: int | None = None
+        self.done = False
+        self.failure: tuple[int, int, str, Exception] | None = None  # a reference error: index, line, kind, exc
+        # this trace's clause coverage, entered until close(): the reference runs only while
+        # one trace is pushed (the others of a file are replayed later, each in its own pass)
+        self.cover = ClauseCoverage().__enter__() if coverage else None
+        self.open = coverage
+        for decl in header.get("nodes", ()):
+            self.declare(decl)
+
+    def close(self) -> None:
+        """Leave the clause coverage (idempotent); finish() reports what it saw."""
+        if self.open and self.cover is not None:
+            self.open = False
+            self.cover.__exit__(None, None, None)
+
+    def declare(self, decl: dict[str, Any]) -> None:
+        from . import replay_mqcn, replay_mqsd
+
+        name, mode, window = decl["name"], self.mode, self.window
+        observes = decl.get("observes", self.default_observes)
+        seen = observes if observes is not None else self.kinds.get(name, set())
+        self.replays[name] = NodeReplay(decl, mode, window, frozenset(seen))
+        mine = self.others[name] = {}
+        if "mqsd" in decl:
+            mine["mqsd"] = replay_mqsd.replay_for(name, decl["mqsd"], mode, window)
+        if "mqcn" in decl:
+            mine["mqcn"] = replay_mqcn.replay_for(name, decl["mqcn"], mode, window)
+
+    def units(self) -> Iterator[Any]:
+        yield from self.replays.values()
+        for mine in self.others.values():
+            yield from mine.values()
+
+    def push(self, index: int, line: int, record: dict[str, Any]) -> bool:
+        """Take event ``index``; False once the trace needs no more events."""
+        if self.done or index == 0:
+            return not self.done
+        self._event(index, line, record)
+        return not self.done
+
+    def _event(self, index: int, line: int, record: dict[str, Any]) -> None:  # noqa: C901 - the dispatch, in one place
+        kind = record["event"]
+        if index < self.first and self.on_event is None and kind in _REPLAYED:
+            # the common case, first: an MC-MQDSRP event before any divergence
+            unit = self.replays[record["node"]]
+            try:
+                unit.event(index, record)
+            except InputError as exc:
+                raise TraceError(self.path, line, exc.field, exc.reason) from None
+            except Exception as exc:  # noqa: BLE001 - the reference failed on this event: its own outcome
+                self.failure, self.done = (index, line, kind, exc), True
+                return
+            if unit.divergence is not None and unit.divergence.index < self.first:
+                self.first = unit.divergence.index
+            return
+        if index > self.first:
+            # past the first divergence, only an output still owed by an earlier input can
+            # diverge earlier (a missing output): follow the nodes that owe one, then stop
+            owing = {u.name for u in self.units() if u.owes_before(self.first)}
+            if not owing:
+                self.stopped, self.done = self.first, True
+                return
+            if record.get("node") not in owing:
+                return
+        if self.on_event is not None:
+            self.on_event(self.trace_id, index, line, record)
+        try:
             if kind == "node":
-                declare(record)
-            elif kind in ("datagram", "notification"):
-                _codec_event(replays[record["node"]], index, record)
-            elif kind != "note":
-                replay = replays[record["node"]]
-                replay.event(index, record)
-                if replay.divergence is not None and replay.divergence.index < first:
-                    first = replay.divergence.index
-        index = len(events)
-        for replay in replays.values():
-            replay.finish(len(events))
-    except InputError as exc:
-        raise TraceError(trace.path, _line(trace, exc.index), exc.field, exc.reason) from None
-    except Exception as exc:  # noqa: BLE001 - the reference failed on this event: its own outcome, never "passed"
-        what = events[index]["event"] if index < len(events) else "(end of trace)"
-        return TraceReport(trace.trace_id, trace.path, "error", len(events), _node_states(replays),
-                           line=_line(trace, index),
-                           error=f"{trace.where(index)}: the reference could not take event {index} "
-                                 f"({what}): {type(exc).__name__}: {exc}")
-    divergences = [r.divergence for r in replays.values() if r.divergence is not None]
-    found = min(divergences, key=lambda d: (d.index, d.node)) if divergences else None
-    errata = sorted({e for r in replays.values() for e in r.errata})
-    if found is not None and found.kind == "state":
-        found = _attribute_state(trace, replays[found.node], found, mode, window)
-    return TraceReport(
-        trace.trace_id, trace.path, "divergent" if found else "conformant", len(events),
-        _node_states(replays, stopped), divergence=found, line=_line(trace, found.index) if found else None,
-        errata=tuple(errata),
-    )
+                self.declare(record)
+                return
+            if kind == "note":
+                return
+            node = record["node"]
+            protocol = _PROTOCOL_OF.get(kind)
+            unit = self.others[node].get(protocol) if protocol is not None else self.replays[node]
+            if unit is None:
+                if kind != "queue":
+                    self.checked += _codec_event(self.replays[node], index, record, self.notes)
+                return
+            unit.event(index, record)
+        except InputError as exc:
+            raise TraceError(self.path, line, exc.field, exc.reason) from None
+        except Exception as exc:  # noqa: BLE001 - the reference failed on this event: its own outcome, never "passed"
+            self.failure, self.done = (index, line, kind, exc), True
+            return
+        if unit.divergence is not None and unit.divergence.index < self.first:
+            self.first = unit.divergence.index
+
+    def finish(self, feed: _Feed) -> TraceReport:
+        """The report, once every event was pushed and close() was called (``feed`` reads the
+        trace again if need be; the work done here is not counted as coverage)."""
+        self.close()
+        report = self._finish(feed)
+        if self.cover is None:
+            return attrs.evolve(report, coverage_computed=False)
+        return attrs.evolve(report, coverage=self.cover.clauses())
+
+    def _finish(self, feed: _Feed) -> TraceReport:
+        count = feed.count
+        if self.failure is None:
+            try:
+                for unit in self.units():
+                    unit.finish(count)
+            except Exception as exc:  # noqa: BLE001 - as in _event
+                self.failure = (count, feed.line(count), "", exc)
+        if self.failure is not None:
+            index, where, kind, exc = self.failure
+            what = f"event {index} ({kind})" if index < count else "the end of the trace"
+            return TraceReport(self.trace_id, self.path, "error", count, _node_states(self.replays, self.others),
+                               line=where, error=f"{self.path}:{where}: the reference could not take {what}: "
+                                              f"{type(exc).__name__}: {exc}")
+        units = list(self.units())
+        divergences = [u.divergence for u in units if u.divergence is not None]
+        found = min(divergences, key=lambda d: (d.index, d.node)) if divergences else None
+        errata = sorted({e for u in units for e in u.errata})
+        notes = list(self.notes)
+        for u in units:
+            notes.extend(getattr(u, "notes", ()))
+        checked = self.checked + sum(u.checked for u in units)
+        if found is not None and found.kind == "state":
+            found = _attribute_state(feed, self.replays[found.node], found, self.mode, self.window)
+        verdict = "divergent" if found else "conformant" if checked else "nothing-checked"
+        if len(notes) > MAX_NOTES:
+            notes[MAX_NOTES:] = [f"... and {len(notes) - MAX_NOTES} more notes"]
+        return TraceReport(
+            self.trace_id, self.path, verdict, count, _node_states(self.replays, self.others, self.stopped),
+            divergence=found, line=feed.line(found.index) if found else None, errata=tuple(errata), checked=checked,
+            notes=tuple(notes),
+        )
 
 
-def _kinds_by_node(trace: Trace) -> dict[str, set[str]]:
-    kinds: dict[str, set[str]] = {}
-    for record in trace.events:
-        node = record.get("node")
-        if node is not None and record["event"] in NODE_KINDS:
-            kinds.setdefault(node, set()).add(record["event"])
-    return kinds
-
-
-def _codec_event(replay: NodeReplay, index: int, record: dict[str, Any]) -> None:
-    """A sent MS-MQSD datagram or MS-MQCN notification must decode under the strict codec."""
+def _codec_event(replay: NodeReplay, index: int, record: dict[str, Any], notes: list[str]) -> int:
+    """A sent MS-MQSD datagram or MS-MQCN notification must decode under the strict codec; a
+    server reply's header Version and Reserved are mqspec's policy (E-020), noted, not divergent.
+    1 when the event was checked."""
     if record["direction"] != "send" or replay.divergence is not None:
-        return
-    from mqspec.model import mqcn, mqsd
+        return 0
+    from mqspec.model import mqcn
+
+    from .replay_mqsd import decode_sent
 
     data = bytes.fromhex(record["body"])
     try:
         if record["event"] == "datagram":
-            mqsd.decode(data)
+            _, note = decode_sent(data)
+            if note is not None:
+                notes.append(f"event {index}: {note}")
         else:
             mqcn.decode_body(data)
     except DecodeError as exc:
         replay._decode_divergence(index, record, exc)
+    return 1
 
 
-def _node_states(replays: dict[str, NodeReplay], stopped: int | None = None) -> dict[str, str]:
+def _node_states(replays: dict[str, NodeReplay], others: dict[str, dict[str, Any]],
+                 stopped: int | None = None) -> dict[str, str]:
     out = {}
     for name, r in replays.items():
-        if r.divergence is not None:
+        extra = others.get(name, {})
+        if r.divergence is not None or any(u.divergence is not None for u in extra.values()):
             out[name] = "divergent"
-        elif stopped is not None and r.qm is not None:
+        elif stopped is not None and (r.qm is not None or extra):
             out[name] = f"conformant up to event {stopped}"
+        elif extra and r.qm is None:
+            out[name] = "conformant (" + ", ".join(f"MS-{p.upper()}" for p in extra) + ")"
         elif not r.behavioural:
             out[name] = "codec-only"
         elif r.qm is None:
@@ -224,34 +466,35 @@ def _node_states(replays: dict[str, NodeReplay], stopped: int | None = None) -> 
     return out
 
 
-def _line(trace: Trace, index: int) -> int:
-    return trace.lines[index] if index < len(trace.lines) else (trace.lines[-1] + 1)
-
-
 # --- explaining a state divergence ------------------------------------------------------------
 
 
-def _attribute_state(trace: Trace, replay: NodeReplay, divergence: Divergence, mode: Mode,
+def _attribute_state(feed: _Feed, replay: NodeReplay, divergence: Divergence, mode: Mode,
                      window: int) -> Divergence:
     """Name the handler that last changed the divergent field in the reference.
 
-    The node is replayed again up to the snapshot, reading the field after each input; then once
-    more, with a profile hook on the last input that changed it, to find the innermost registered
-    function during which it changed. If the reference never changed it, the report keeps the
-    handler of the node's last input before the snapshot.
+    The node is replayed again up to the snapshot (its events read once more from the source),
+    reading the field after each input; then once more, with a profile hook on the last input
+    that changed it, to find the innermost registered function during which it changed. If the
+    reference never changed it, the report keeps the handler of the node's last input before the
+    snapshot.
     """
     from .state import reference_value
 
     field = divergence.diff[0]["field"] if divergence.diff else ""
-    events = trace.events
-    mine = [i for i in range(1, divergence.index)
-            if events[i].get("node") == replay.name and events[i]["event"] in (*INPUT_KINDS, *OUTPUT_KINDS)]
+    kinds = frozenset((*INPUT_KINDS, *OUTPUT_KINDS))
+
+    def mine() -> Iterator[tuple[int, dict[str, Any]]]:
+        for i, _, record in feed.events(until=divergence.index):
+            if i and record.get("node") == replay.name and record["event"] in kinds:
+                yield i, record
+
     again = NodeReplay(replay.decl, mode, window, replay.observes)
     value: Any = _UNSET
     last = None
-    for i in mine:
-        again.event(i, events[i])
-        if events[i]["event"] in INPUT_KINDS:
+    for i, record in mine():
+        again.event(i, record)
+        if record["event"] in INPUT_KINDS:
             now = _safe(reference_value, again.qm, field)
             if now != value:
                 last, value = i, now
@@ -259,12 +502,12 @@ def _attribute_state(trace: Trace, replay: NodeReplay, divergence: Divergence, m
         return divergence
     again = NodeReplay(replay.decl, mode, window, replay.observes)
     watch = attribution.FieldWatch(lambda: _safe(reference_value, again.qm, field))
-    for i in mine:
+    for i, record in mine():
         if i == last:
             again.watch = watch
-            again.event(i, events[i])
+            again.event(i, record)
             break
-        again.event(i, events[i])
+        again.event(i, record)
     changed = watch.changed_in or ()
     clause = attribution.responsible(changed) if changed else again._entry_of_last_input()
     return attrs.evolve(divergence, clause=clause, via=changed, cause=last,

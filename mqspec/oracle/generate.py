@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import random
+from collections.abc import Callable
 from typing import Any
 
 from mqspec.model.propids import PROPIDS, ObjectType
@@ -30,16 +31,17 @@ P = {name: pdef.propid for name, pdef in PROPIDS.items()}
 def generate(*, seed: int = 1, sites: int = 2, bscs: int = 1, changes: int = 20, interval: float = 5.0,
              faults: bool = False, crash: bool = False, snapshot_every: float = 300.0,
              mode: Mode = Mode.CLARIFIED, directory: bool = True, trace_id: str | None = None,
-             quiet: float = 30.0) -> str:
+             quiet: float = 30.0, write: Callable[[str], object] | None = None) -> str:
     """The NDJSON text of one generated trace (see the module docstring).
 
     ``quiet`` is how long the enterprise must stay unchanged after each building step (and at the
     end) before the next: the default leaves room for every propagation timer; shorter gives a
-    smaller trace.
+    smaller trace. With ``write`` each line goes there as it is made (a file, for traces larger
+    than memory should hold) and the text returned is empty.
     """
     out = io.StringIO()
     tid = trace_id or f"generated:{mode.value}:{seed}:{sites}x{bscs}:{changes}"
-    writer = TraceWriter(tid, out.write)
+    writer = TraceWriter(tid, write or out.write)
     writer(header(source=f"mqspec.oracle.generate seed={seed}", mode=mode.value, observes=RECORDED_KINDS))
     world = World(mode=mode, seed=seed)
     recorder = TraceRecorder(world, writer, directory=directory)

@@ -130,6 +130,7 @@ class NodeReplay:
         self.pending: list[Expected] = []
         self.batches: dict[int, list[Expected]] = {}
         self.inputs = 0
+        self.checked = 0  # events replayed through the reference or compared with it
         self.order = 0
         self.armed: set[TimerKey] = set()
         self.request_ids: dict[int, int] = {}
@@ -241,6 +242,7 @@ class NodeReplay:
     # outputs -----------------------------------------------------------------------------------
 
     def on_send(self, index: int, record: dict[str, Any]) -> None:
+        self.checked += 1  # compared with the reference's outputs, or decoded (codec level)
         if self.qm is None:
             self._codec_check(index, record)
             return
@@ -351,6 +353,7 @@ class NodeReplay:
     def on_request_completed(self, index: int, record: dict[str, Any]) -> None:
         if self.qm is None:
             return
+        self.checked += 1
         for i, e in enumerate(self.pending):
             if e.kind == "request_completed" and e.key == record["request"]:
                 del self.pending[i]
@@ -373,6 +376,7 @@ class NodeReplay:
     def on_directory(self, index: int, record: dict[str, Any]) -> None:
         if self.qm is None:
             return
+        self.checked += 1
         given = {k: _lower_guid(k, record[k]) for k in DIRECTORY_FIELDS if k in record}
         for i, e in enumerate(self.pending):
             if e.kind == "directory" and all(e.fields.get(k) == v for k, v in given.items()):
@@ -398,6 +402,7 @@ class NodeReplay:
     def on_snapshot(self, index: int, record: dict[str, Any]) -> None:
         if self.qm is None:
             return
+        self.checked += 1
         try:
             diffs = compare_state(record["state"], self.qm)
         except (ModelError, ValueError) as exc:  # a GUID key that does not parse
@@ -429,6 +434,7 @@ class NodeReplay:
         self.qm = qm
 
     def _run(self, index: int, record: dict[str, Any], handler: Callable[[Context], object]) -> None:
+        self.checked += 1
         ctx = Context(self.name, self.mode, record["t"] + self.offset)
         effects = ctx.effects = ClauseEffects(_RUN_CODE)
         if self.watch is not None:

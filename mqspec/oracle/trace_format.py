@@ -1,7 +1,7 @@
-"""The published trace format, version 1: what a directory server logs, one JSON object per line.
+"""The published trace format, version 2: what a directory server logs, one JSON object per line.
 
 A trace is NDJSON. Every line carries ``"trace"`` (the trace id: lines of several traces may
-share a file) and ``"format": 1``, an ``"event"`` kind and ``"t"``, the trace clock in seconds
+share a file) and ``"format": 2`` (or ``1``: see *Versions* below), an ``"event"`` kind and ``"t"``, the trace clock in seconds
 (non-decreasing). Events that happen at a server carry ``"node"``, its machine name. The first
 line of each trace is its ``header``. Field names starting with ``x-`` are extensions: allowed
 anywhere, never read. GUIDs are dashed text (either case), bytes are hexadecimal text, integers
@@ -17,7 +17,10 @@ Event kinds (I: an input the checker replays through the reference; O: an output
 ``node``                   declares a server: ``name``, ``role`` (PEC|PSC|BSC; absent: the node
                            is checked at codec level only), ``site`` (GUID), ``identifier`` (QM
                            GUID), ``pec``, ``psc`` (a BSC's configured PSC), ``addresses``,
-                           ``observes`` (the event kinds logged for it)
+                           ``observes`` (the event kinds logged for it); format 2 adds
+                           ``mqsd`` and ``mqcn``, the node's MS-MQSD and MS-MQCN configuration
+                           (below): with one, the node's datagrams or notifications are
+                           replayed through that protocol's reference, not only decoded
 ``start``              I   the server starts (3.2.3 / 3.3.3); a start of a running server is a restart
 ``crash``              I   the server stops; ``lose``: ``volatile`` (what 3.1.1 does not persist)
                            or ``all`` (a rebuilt server)
@@ -48,9 +51,40 @@ Event kinds (I: an input the checker replays through the reference; O: an output
                            :mod:`mqspec.oracle.state` describes; only the fields given are compared
 ``datagram``               an MS-MQSD packet (UDP): ``direction`` (send|receive), ``body``, ``from``,
                            ``to``, ``transport``; sent packets are checked against the codec
-``notification``           an MS-MQCN message body: ``direction``, ``body``, ``from``, ``to``, ``queue``
+``notification``           an MS-MQCN message body: ``direction``, ``body``, ``from``, ``to``, ``queue``;
+                           format 2: ``sender_id_type``, ``sender_id``, ``authentication`` (the
+                           rMessage attributes a queue manager side reads)
+``queue``              O   format 2: an [MS-MQDMPR] event an MS-MQCN queue manager side raised:
+                           ``operation`` (create | update | delete | update_queue_manager),
+                           ``identifier`` (the queue GUID), ``attributes`` (those an update set)
 ``note``                   free text (``text``), ignored
 =====================  ==  ===============================================================
+
+MS-MQSD and MS-MQCN declarations (format 2), fields of a ``node`` declaration:
+
+* ``"mqsd": {"role": "server", "enterprise": GUID, "site": GUID, "connected_networks": [GUID,
+  ...], "servers": ["NAME[:ip|ipx|ip+ipx]", ...]}``: an MQSD server configured as 3.2.1 says
+  (Enterprise.Identifier, Site.Identifier, ConnectedNetworkIdentifierList, DirectoryServerList
+  with each name's IP/IPX flags, as ``mqspec mqsd serve`` takes them). Each ``datagram`` it
+  receives (``from``: the sender, ``transport``: ip or ipx) is an input of 3.2.5 / 3.2.5.1; each
+  it sends must be the reply the reference sends, to the sender, before the node's next received
+  datagram (or the ``window``-th next); a reply where the reference stays silent, a missing
+  reply, a wrong field (CorrelationID, a server list in a same-site reply, the mask) or a wrong
+  destination is a divergence naming 3.2.5 or 3.2.5.1.
+* ``"mqsd": {"role": "client", "enterprise": GUID, "site": GUID, "ipx_networks": [u32, ...]}``:
+  an MQSD client's request parameters (3.1.3, 3.1.5.1). Each request it sends must decode under
+  the strict codec (2.2.1 binds clients) and carry that EnterpriseID and SiteID (and IPX
+  network numbers, when given); its RequestID is its own choice.
+* ``"mqcn": {"side": "directory" | "queue_manager", "version": 1 | 2}``: the MS-MQCN side the node
+  runs and the Change Notification Message version it sends (directory side, 3.3.5) or
+  processes (queue manager side, note <4>: ``version`` 1 means it processes only version 0x01).
+  A directory side's sent notifications must decode and carry that version; a queue manager
+  side's received notifications are replayed through 3.2.5 and its ``queue`` events (the
+  [MS-MQDMPR] Create/Update/Delete Queue and queue manager updates it raised) are compared with
+  the reference's.
+
+Versions: ``"format": 1`` lines are read as they always were (the ``mqsd``/``mqcn`` declarations
+and the ``queue`` event are format 2 only); mqspec writes format 2.
 
 Partial traces are first-class: a trace may cover only some servers (undeclared events are an
 error; declared servers without events are simply not checked), log only some kinds (a kind a
@@ -85,18 +119,22 @@ from .fields import (
     fast_validator,
 )
 
-#: the version every line carries in "format"; a reader refuses any other
-FORMAT_VERSION = 1
+#: the version mqspec writes in every line's "format"
+FORMAT_VERSION = 2
+#: the versions a reader accepts (format 1 lacks the MS-MQSD/MS-MQCN declarations and ``queue``)
+READ_VERSIONS = (1, 2)
 SCHEMA_ID = "https://mqspec.invalid/schema/trace.schema.json"
 
 ROLES = ("PEC", "PSC", "BSC")
 TIMER_KINDS = ("change_propagation", "bsc_ack", "change_request_wait")
 PURGE_STATES = ("NORMAL", "STARTSYNC0", "SYNC0", "COMPLETESYNC0")
+#: the [MS-MQDMPR] events an MS-MQCN queue manager side raises (3.2.5.1, 3.2.5.2)
+QUEUE_OPERATIONS = ("create", "update", "delete", "update_queue_manager")
 DIRECTORY_OPERATIONS = ("create", "update", "delete", "read", "lookup", "reset1", "reset2")
 #: the kinds a node can be said to "observe" (log); inputs and outputs of the checker
 INPUT_KINDS = ("start", "crash", "client_request", "receive", "timer")
 OUTPUT_KINDS = ("send", "request_completed", "directory")
-NODE_KINDS = (*INPUT_KINDS, *OUTPUT_KINDS, "clock", "snapshot", "datagram", "notification")
+NODE_KINDS = (*INPUT_KINDS, *OUTPUT_KINDS, "clock", "snapshot", "datagram", "notification", "queue")
 
 
 class TraceError(ValueError):
@@ -132,6 +170,23 @@ NODE_FIELDS: dict[str, Spec] = {
     "observes": OBSERVES,
 }
 NODE_REQUIRED = ("name",)
+#: a DirectoryServerList entry as ``mqspec mqsd serve --server`` takes it
+SERVER_PATTERN = r"[^:]+(?::(?:ip|ipx|ip\+ipx|ipx\+ip))?"
+MQSD_DECLARATION = Fields({
+    "role": Choice(("server", "client"), description="the MS-MQSD role the node plays"),
+    "enterprise": Text(pattern=GUID_PATTERN, description="Enterprise.Identifier"),
+    "site": Text(pattern=GUID_PATTERN, description="Site.Identifier (a client's: its request's SiteID)"),
+    "connected_networks": Items(Text(pattern=GUID_PATTERN),
+                                description="a server's ConnectedNetworkIdentifierList (3.2.1)"),
+    "servers": Items(Text(pattern=SERVER_PATTERN),
+                     description="a server's DirectoryServerList: NAME[:ip|ipx|ip+ipx] (IP when not given)"),
+    "ipx_networks": Items(Integer(0, 0xFFFFFFFF), description="a client's IPX network numbers (2.2.2)"),
+}, required=("role", "enterprise", "site"), description="the node's MS-MQSD configuration (format 2)")
+MQCN_DECLARATION = Fields({
+    "side": Choice(("directory", "queue_manager"), description="3.3 (sends) or 3.2 (receives)"),
+    "version": Choice((1, 2), description="the Change Notification Message version sent, or processed"),
+}, required=("side",), description="the node's MS-MQCN side (format 2)")
+NODE_FIELDS_2: dict[str, Spec] = {**NODE_FIELDS, "mqsd": MQSD_DECLARATION, "mqcn": MQCN_DECLARATION}
 
 PROPERTY = Fields({"propid": Anything(description="a PROPID name or number"),
                    "value": Anything(description="its value as mqspec decode prints it")},
@@ -164,17 +219,24 @@ STATE = Fields({
                         description="DeletedObjectCollection (compared as a whole)"),
 }, description="a node's replication state, any part of it")
 
+#: format 2: the rMessage attributes an MS-MQCN queue manager side reads (3.2.5.1)
+NOTIFICATION_SENDER: dict[str, Spec] = {
+    "sender_id_type": Integer(0, 2, description="rMessage.SenderIdentifierType (2: QueueManagerIdentifier)"),
+    "sender_id": GUID,
+    "authentication": Integer(0, 3, description="rMessage.AuthenticationLevel (0: None, not signed)"),
+}
+
 #: event kind -> (fields other than the common ones, required ones)
 EVENTS: dict[str, tuple[dict[str, Spec], tuple[str, ...]]] = {
     "header": ({
         "mode": Choice(("clarified", "literal"), description="the reading the implementation claims (default clarified)"),
         "window": Integer(0, description="how many later inputs of a node its outputs may lag (default 0)"),
         "observes": OBSERVES,
-        "nodes": Items(Fields(NODE_FIELDS, NODE_REQUIRED)),
+        "nodes": Items(Fields(NODE_FIELDS_2, NODE_REQUIRED)),
         "source": Text(description="where the trace comes from"),
         "generator": Anything(description="the tool that wrote it"),
     }, ()),
-    "node": (NODE_FIELDS, NODE_REQUIRED),
+    "node": (NODE_FIELDS_2, NODE_REQUIRED),
     "start": ({}, ()),
     "crash": ({"lose": Choice(("volatile", "all"))}, ()),
     "clock": ({"clock": Number(description="the node's own clock, seconds")}, ("clock",)),
@@ -216,15 +278,20 @@ EVENTS: dict[str, tuple[dict[str, Spec], tuple[str, ...]]] = {
     "datagram": ({"direction": DIRECTION, "body": BODY, "from": OPT_TEXT, "to": OPT_TEXT,
                   "transport": Choice(("ip", "ipx"))}, ("direction", "body")),
     "notification": ({"direction": DIRECTION, "body": BODY, "from": OPT_TEXT, "to": OPT_TEXT,
-                      "queue": OPT_TEXT}, ("direction", "body")),
+                      "queue": OPT_TEXT, **NOTIFICATION_SENDER}, ("direction", "body")),
+    "queue": ({"operation": Choice(QUEUE_OPERATIONS), "identifier": OPT_GUID,
+               "attributes": Items(Text(), description="the attributes an update changed")},
+              ("operation",)),
     "note": ({"text": Text()}, ()),
 }
+#: what format 1 lacks
+FORMAT_2_ONLY = frozenset({"queue"})
 #: events that happen at a node (they carry "node")
 AT_NODE = frozenset(("start", "crash", "clock", "client_request", "request_completed", "receive", "send",
-                     "timer", "directory", "snapshot", "datagram", "notification"))
+                     "timer", "directory", "snapshot", "datagram", "notification", "queue"))
 COMMON: dict[str, Spec] = {
     "trace": Text(description="the trace id"),
-    "format": Choice((FORMAT_VERSION,), description="the format version"),
+    "format": Choice(READ_VERSIONS, description="the format version"),
     "event": Choice(tuple(EVENTS)),
     "t": Number(description="the trace clock, seconds; non-decreasing"),
     "node": Text(description="the machine name of the server the event happened at"),
@@ -232,11 +299,15 @@ COMMON: dict[str, Spec] = {
 _FIELDS = {kind: ({**COMMON, **fields}, ("trace", "format", "event", "t",
                                          *(("node",) if kind in AT_NODE else ()), *required))
            for kind, (fields, required) in EVENTS.items()}
-
-
-
-
-_FAST = {kind: fast_validator(*entry) for kind, entry in _FIELDS.items()}
+#: format 1: the same events without the format 2 additions
+_FIELDS_1 = {kind: ({k: v for k, v in fields.items() if k not in ("mqsd", "mqcn", *NOTIFICATION_SENDER)}
+                    if kind in ("node", "notification") else
+                    {**fields, "nodes": Items(Fields(NODE_FIELDS, NODE_REQUIRED))} if kind == "header" else fields,
+                    required)
+             for kind, (fields, required) in _FIELDS.items() if kind not in FORMAT_2_ONLY}
+_BY_VERSION = {1: _FIELDS_1, 2: _FIELDS}
+_FAST = {version: {kind: fast_validator(*entry) for kind, entry in table.items()}
+         for version, table in _BY_VERSION.items()}
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -265,17 +336,21 @@ def validate(record: Any, path: str = "<trace>", line: int = 0) -> dict[str, Any
     """Check one decoded line; TraceError names the first bad field."""
     if type(record) is not dict:
         raise TraceError(path, line, "(line)", "a trace line is a JSON object")
-    if record.get("format") != FORMAT_VERSION:
-        version = record.get("format")
+    version = record.get("format")
+    if type(version) is not int or version not in _BY_VERSION:
         if version is None:
             raise TraceError(path, line, "format", "is required")
         raise TraceError(path, line, "format", f"unsupported format version {_show(version)} "
-                                               f"(this mqspec reads {FORMAT_VERSION})")
+                                               f"(this mqspec reads {' and '.join(map(str, READ_VERSIONS))})")
     kind = record.get("event")
-    entry = _FIELDS.get(kind) if type(kind) is str else None
+    table = _BY_VERSION[version]
+    entry = table.get(kind) if type(kind) is str else None
     if entry is None:
+        if type(kind) is str and kind in EVENTS:
+            raise TraceError(path, line, "event", f"{_show(kind)} is an event of format {FORMAT_VERSION}, "
+                                                  f"not of format {version}")
         raise TraceError(path, line, "event", f"{_show(kind)} is not an event kind ({', '.join(EVENTS)})")
-    if not _FAST[kind](record):
+    if not _FAST[version][kind](record):
         bad = check_fields(record, *entry)
         raise TraceError(path, line, *(bad or ("(line)", "is not a valid trace line")))
     if kind in ("header", "node"):
@@ -389,16 +464,36 @@ def header(*, source: str, mode: str = "clarified", window: int = 0, observes: I
 def schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one trace line, generated from the tables above."""
     defs = {kind: _object_schema(*_FIELDS[kind]) for kind in EVENTS}
+    differs = [kind for kind in _FIELDS_1 if _FIELDS_1[kind] != _FIELDS[kind]]
+    defs.update({f"{kind}-format-1": _object_schema(*_FIELDS_1[kind]) for kind in differs})
+    # a declaration with a role needs site and pec (_check_declaration)
+    role_rule = {"if": {"properties": {"role": {"enum": list(ROLES)}}, "required": ["role"]},
+                 "then": {"required": ["site", "pec"]}}
+    for name in ("node", "node-format-1"):
+        defs[name]["allOf"] = [role_rule]
+    for name in ("header", "header-format-1"):
+        defs[name]["properties"]["nodes"]["items"]["allOf"] = [role_rule]
+    format_1 = {"properties": {"format": {"const": 1}}, "required": ["format"]}
+    rules: list[dict[str, Any]] = []
+    for kind in EVENTS:
+        rule: dict[str, Any] = {"if": {"properties": {"event": {"const": kind}}, "required": ["event"]}}
+        if kind in differs:
+            rule["then"] = {"if": format_1, "then": {"$ref": f"#/$defs/{kind}-format-1"},
+                            "else": {"$ref": f"#/$defs/{kind}"}}
+        elif kind in FORMAT_2_ONLY:
+            rule["then"] = {"$ref": f"#/$defs/{kind}", "properties": {"format": {"const": 2}}}
+        else:
+            rule["then"] = {"$ref": f"#/$defs/{kind}"}
+        rules.append(rule)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
-        "title": f"mqspec trace line, format {FORMAT_VERSION}",
+        "title": f"mqspec trace line, format {FORMAT_VERSION} (and format 1)",
         "description": (__doc__ or "").split("\n\n")[0].replace("\n", " "),
         "type": "object",
         "required": ["trace", "format", "event"],
-        "properties": {"event": {"enum": list(EVENTS)}, "format": {"const": FORMAT_VERSION}},
-        "allOf": [{"if": {"properties": {"event": {"const": kind}}, "required": ["event"]},
-                   "then": {"$ref": f"#/$defs/{kind}"}} for kind in EVENTS],
+        "properties": {"event": {"enum": list(EVENTS)}, "format": {"enum": list(READ_VERSIONS)}},
+        "allOf": rules,
         "$defs": defs,
     }
 

@@ -392,7 +392,7 @@ def test_check_exits_0_1_by_verdict_and_prints_json(tmp_path, site_trace):
 
 @pytest.mark.parametrize(("line", "field"), [
     ("{not json", "(line)"),
-    ('{"trace":"t","format":2,"event":"header","t":0}', "format"),
+    ('{"trace":"t","format":3,"event":"header","t":0}', "format"),
     ('{"trace":"t","format":1,"event":"start","t":0,"node":"A"}', "event"),
     ('{"trace":"t","format":1,"event":"header","t":0,"nodes":[{"name":"A","role":"PSC"}]}', "nodes[0].site"),
 ])

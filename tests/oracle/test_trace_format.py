@@ -43,6 +43,15 @@ def recorded() -> list[dict[str, Any]]:
                "from": "10.0.0.1:1801", "to": "10.0.0.2:1801", "transport": "ip"},
               {**HEAD, "event": "notification", "t": 1e6, "node": "PEC0", "direction": "receive", "body": ""},
               {**HEAD, "event": "clock", "t": 1e6, "node": "PEC0", "clock": 12.5},
+              {**HEAD, "event": "node", "t": 1e6, "name": "DS1",
+               "mqsd": {"role": "server", "enterprise": GUID, "site": GUID, "connected_networks": [GUID],
+                        "servers": ["DS1:ip+ipx", "DS2"]},
+               "mqcn": {"side": "queue_manager", "version": 1}},
+              {**HEAD, "event": "notification", "t": 1e6, "node": "DS1", "direction": "receive", "body": "01",
+               "sender_id_type": 2, "sender_id": GUID, "authentication": 1},
+              {**HEAD, "event": "queue", "t": 1e6, "node": "DS1", "operation": "update", "identifier": GUID,
+               "attributes": ["label"]},
+              {"trace": "t", "format": 1, "event": "node", "t": 1e6, "name": "OLD", "role": None},
               {**HEAD, "event": "note", "t": 1e6, "text": "done"}]
     return lines
 
@@ -98,8 +107,8 @@ def test_the_fast_validator_the_explaining_one_and_the_schema_agree(recorded, da
         record["x-vendor"] = {"anything": [1, 2]}
     kind = record.get("event")
     slow_ok = _slow_ok(record)
-    if kind in _FAST and record.get("format") == FORMAT_VERSION:
-        assert _FAST[kind](record) == (check_fields(record, *_FIELDS[kind]) is None)
+    if isinstance(kind, str) and kind in _FAST[FORMAT_VERSION] and record.get("format") == FORMAT_VERSION:
+        assert _FAST[FORMAT_VERSION][kind](record) == (check_fields(record, *_FIELDS[kind]) is None)
     assert (schema_errors(schema(), record) == []) == slow_ok, (record, schema_errors(schema(), record))
 
 
@@ -149,9 +158,25 @@ def test_extension_fields_are_accepted_anywhere():
 
 
 def test_a_different_format_version_is_refused_by_number():
-    """A line of another format version is refused, saying which version this reader reads."""
-    with pytest.raises(TraceError, match=r"unsupported format version 2 \(this mqspec reads 1\)"):
-        validate({**HEAD, "format": 2, "event": "header", "t": 0})
+    """A line of another format version is refused, saying which versions this reader reads."""
+    with pytest.raises(TraceError, match=r"unsupported format version 3 \(this mqspec reads 1 and 2\)"):
+        validate({**HEAD, "format": 3, "event": "header", "t": 0})
+
+
+def test_format_1_lines_stay_valid_and_lack_the_format_2_additions():
+    """An old (format 1) trace still validates; the MS-MQSD/MS-MQCN declarations and queue events are format 2 only."""
+    old = {"trace": "t", "format": 1}
+    assert validate({**old, "event": "node", "t": 0, "name": "A", "role": "PSC", "site": GUID, "pec": "P"})
+    declared = {**old, "event": "node", "t": 0, "name": "A", "mqsd": {"role": "client", "enterprise": GUID,
+                                                                      "site": GUID}}
+    with pytest.raises(TraceError, match="mqsd"):
+        validate(declared)
+    assert validate({**declared, "format": 2})
+    with pytest.raises(TraceError, match="an event of format 2, not of format 1"):
+        validate({**old, "event": "queue", "t": 0, "node": "A", "operation": "create"})
+    for record in (declared, {**old, "event": "queue", "t": 0, "node": "A", "operation": "create"}):
+        assert schema_errors(schema(), record) != []
+        assert schema_errors(schema(), {**record, "format": 2}) == []
 
 
 # --- what load() checks across lines -----------------------------------------------------------------
@@ -195,8 +220,8 @@ def test_the_writer_puts_the_trace_id_and_format_on_every_line():
     writer({"event": "header", "t": 0})
     writer({"event": "note", "t": 1, "text": "x"})
     assert [json.loads(line) for line in out] == [
-        {"trace": "abc", "format": 1, "event": "header", "t": 0},
-        {"trace": "abc", "format": 1, "event": "note", "t": 1, "text": "x"},
+        {"trace": "abc", "format": 2, "event": "header", "t": 0},
+        {"trace": "abc", "format": 2, "event": "note", "t": 1, "text": "x"},
     ]
     assert writer.count == 2
 
@@ -280,8 +305,10 @@ def _check(root: dict[str, Any], s: Any, v: Any, at: str, out: list[str]) -> Non
         _check(root, sub, v, at, out)
     if "anyOf" in s and not any(schema_errors_at(root, sub, v) == [] for sub in s["anyOf"]):
         out.append(f"{at}: anyOf")
-    if "if" in s and schema_errors_at(root, s["if"], v) == [] and "then" in s:
-        _check(root, s["then"], v, at, out)
+    if "if" in s:
+        branch = "then" if schema_errors_at(root, s["if"], v) == [] else "else"
+        if branch in s:
+            _check(root, s[branch], v, at, out)
 
 
 def schema_errors_at(root: dict[str, Any], s: Any, v: Any) -> list[str]:

@@ -1,0 +1,232 @@
+"""One MS-MQCN node's replay: notifications run through the MS-MQCN reference, its outputs matched.
+
+A node whose declaration carries ``"mqcn"`` runs one side of MS-MQCN:
+
+* ``"side": "directory"`` (3.3, the sender): every notification it sends must decode under the
+  strict codec (with the one unused byte of 3.3.5.3) and carry the declared ``version``: a
+  directory service sends 0x01 and a queue manager 0x02 (2.2.4; 3.3.4.1 "Prepare a change
+  notification message of either version"), so another version breaks 3.3.4.1;
+* ``"side": "queue_manager"`` (3.2, the receiver): every notification it receives is an input of
+  3.2.5 (:func:`~mqspec.refimpl.mqcn_server.dispatch_change_notification`) with the rMessage
+  attributes the event gives (``sender_id_type``, ``sender_id``, ``authentication``; absent:
+  not a queue manager, not signed), on a queue manager that processes the declared ``version``
+  (absent: both; note <4>). The [MS-MQDMPR] events the reference raises (Create Queue, the
+  updates, Delete Queue) must appear as ``queue`` events (operation and queue identifier; an
+  update's changed attributes when the event lists them) before the node's next received
+  notification (or its ``window``-th next); a ``queue`` event the reference does not raise is a
+  divergence naming the rule that disregarded the message or produced the other event.
+
+Version 0x02 creations and changes read the directory (3.2.5.2 Directory Read), which a trace
+does not carry: after such a notification the queue events are not compared (the node's
+replay stops), and the report says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mqspec.clauses import Clause
+from mqspec.model import mqcn
+from mqspec.model.errors import DecodeError
+from mqspec.model.guid import Guid
+from mqspec.refimpl import mqcn_client, mqcn_server
+from mqspec.refimpl.effects import Context, Mode
+from mqspec.refimpl.mqcn_effects import CreateQueue, DeleteQueue, Disregarded, UpdateQueue, UpdateQueueManager
+from mqspec.refimpl.mqcn_state import MappingDirectory, QueueManager, ReceivedMessage, ServerOptions
+
+from . import attribution
+from .replay import Divergence
+from .replay_mqsd import clause_at
+
+_OPERATION = {CreateQueue: "create", UpdateQueue: "update", DeleteQueue: "delete",
+              UpdateQueueManager: "update_queue_manager"}
+
+
+def _decode_divergence(name: str, index: int, record: dict[str, Any], exc: DecodeError) -> Divergence:
+    document, _, section = exc.section.partition(" ")
+    return Divergence(index, name, "decode", f"{name} sends bytes that are not a valid message: {exc}",
+                      actual=record["body"], clause=clause_at(exc.section) or Clause(document, section, "(not registered)", ""),
+                      diff=({"field": exc.field, "offset": exc.offset, "reason": exc.reason},))
+
+
+class MqcnDirectoryReplay:
+    """The sending side (3.3) checked on the notifications it sends."""
+
+    def __init__(self, name: str, declaration: dict[str, Any], mode: Mode, window: int) -> None:
+        self.name = name
+        self.version = declaration.get("version")
+        self.checked = 0
+        self.divergence: Divergence | None = None
+        self.errata: set[str] = set()
+        self.notes: list[str] = []
+
+    def owes_before(self, index: int) -> bool:
+        return False
+
+    def finish(self, end: int) -> None:
+        pass
+
+    def event(self, index: int, record: dict[str, Any]) -> None:
+        if self.divergence is not None or record["event"] != "notification" or record["direction"] != "send":
+            return
+        self.checked += 1
+        try:
+            message = mqcn.decode_body(bytes.fromhex(record["body"]))
+        except DecodeError as exc:
+            self.divergence = _decode_divergence(self.name, index, record, exc)
+            return
+        if self.version is not None and int(message.version) != self.version:
+            self.divergence = Divergence(
+                index, self.name, "output-differs",
+                f"{self.name} sends a version {int(message.version):#04x} Change Notification Message; "
+                f"it is declared to send version {self.version:#04x} (2.2.4: 0x01 from a directory service, "
+                "0x02 from a queue manager)",
+                expected={"version": self.version}, actual={"version": int(message.version)},
+                diff=({"field": "version", "expected": self.version, "actual": int(message.version)},),
+                clause=attribution.clause_of(mqcn_client.send_change_notification))
+
+
+class _Expected:
+    __slots__ = ("clause", "identifier", "input_index", "operation", "ordinal", "attributes")
+
+    def __init__(self, operation: str, identifier: str | None, attributes: tuple[str, ...] | None,
+                 input_index: int, ordinal: int, clause: Clause | None) -> None:
+        self.operation, self.identifier, self.attributes = operation, identifier, attributes
+        self.input_index, self.ordinal, self.clause = input_index, ordinal, clause
+
+
+class MqcnQueueManagerReplay:
+    """The receiving side (3.2): received notifications replayed, ``queue`` events matched."""
+
+    def __init__(self, name: str, declaration: dict[str, Any], mode: Mode, window: int) -> None:
+        self.name = name
+        self.mode = mode
+        self.window = window
+        version = declaration.get("version")
+        options = ServerOptions(versions=(version,) if version is not None else (1, 2))
+        self.qm = QueueManager(name, Guid.from_name(f"mqcn:{name}"), options=options)
+        mqcn_server.server_initialization(self.qm, Context(name, mode, 0.0))
+        self.directory = MappingDirectory({})
+        self.pending: list[_Expected] = []
+        self.inputs = 0
+        self.checked = 0
+        self.last_input: int | None = None
+        self.last_disregard: Disregarded | None = None
+        self.stopped_at: int | None = None
+        self.divergence: Divergence | None = None
+        self.errata: set[str] = set()
+        self.notes: list[str] = []
+
+    def owes_before(self, index: int) -> bool:
+        return self.divergence is None and any(e.input_index < index for e in self.pending)
+
+    def finish(self, end: int) -> None:
+        if self.divergence is None and self.stopped_at is None:
+            self._close(self.inputs + self.window + 2)
+
+    def event(self, index: int, record: dict[str, Any]) -> None:
+        if self.divergence is not None or self.stopped_at is not None:
+            return
+        if record["event"] == "notification" and record["direction"] == "receive":
+            self._receive(index, record)
+        elif record["event"] == "queue":
+            self._queue(index, record)
+
+    def _receive(self, index: int, record: dict[str, Any]) -> None:
+        self._close(self.inputs + 1)
+        self.inputs += 1
+        self.checked += 1
+        self.last_input = index
+        body = bytes.fromhex(record["body"])
+        message = ReceivedMessage(body=body, sender_identifier_type=record.get("sender_id_type", 0),
+                                  sender_identifier=Guid.parse(record["sender_id"]) if "sender_id" in record
+                                  else Guid.NULL, authentication_level=record.get("authentication", 0),
+                                  source_machine=record.get("from") or "")
+        try:
+            reads_directory = mqcn.decode_body(body, lenient=True).version is mqcn.Version.QUEUE_MANAGER
+        except DecodeError:
+            reads_directory = False
+        if reads_directory and int(mqcn.Version.QUEUE_MANAGER) in self.qm.options.versions:
+            self.stopped_at = index
+            self.notes.append(f"event {index}: {self.name} processes a version 0x02 notification, which reads the "
+                              "directory (3.2.5.2); the trace carries no directory, so its queue events from here "
+                              "on are not compared")
+            return
+        ctx = Context(self.name, self.mode, record["t"])
+        ctx.effects = attribution.ClauseEffects(None)
+        mqcn_server.dispatch_change_notification(self.qm, ctx, message, self.directory)
+        self.last_disregard = None
+        for effect, stack in zip(ctx.effects, ctx.effects.stacks):
+            kind = type(effect)
+            if kind in _OPERATION:
+                identifier = getattr(effect, "identifier", None)
+                if kind is CreateQueue:
+                    identifier = effect.queue.identifier
+                changes = getattr(effect, "changes", None)
+                attributes = tuple(sorted(k for k, _ in changes)) if changes is not None else None
+                self.pending.append(_Expected(
+                    _OPERATION[kind], str(identifier) if identifier is not None else None, attributes, index,
+                    self.inputs, attribution.responsible(stack) or _handler_clause(body)))
+            elif kind is Disregarded:
+                self.last_disregard = effect
+            elif hasattr(effect, "erratum"):
+                self.errata.add(effect.erratum)
+
+    def _queue(self, index: int, record: dict[str, Any]) -> None:
+        self.checked += 1
+        operation = record["operation"]
+        identifier = record.get("identifier")
+        identifier = identifier.lower() if identifier else None
+        attributes = tuple(sorted(record["attributes"])) if "attributes" in record else None
+        for e in self.pending:
+            if e.operation == operation and (identifier is None or e.identifier == identifier) and (
+                    attributes is None or e.attributes is None or attributes == e.attributes):
+                self.pending.remove(e)
+                return
+        actual = {k: record[k] for k in ("operation", "identifier", "attributes") if k in record}
+        if self.pending:
+            best = min(self.pending, key=lambda e: (e.operation != operation, e.ordinal))
+            expected = {"operation": best.operation, "identifier": best.identifier,
+                        **({"attributes": list(best.attributes)} if best.attributes is not None else {})}
+            diff = tuple({"field": k, "expected": expected.get(k), "actual": v}
+                         for k, v in actual.items() if expected.get(k) != v)
+            self._diverge(Divergence(
+                index, self.name, "output-differs",
+                f"{self.name} raises {operation} {identifier or ''} that differs from the reference's "
+                f"{best.operation} {best.identifier or ''}", expected=expected, actual=actual, diff=diff,
+                clause=best.clause, cause=best.input_index))
+            return
+        cause = self.last_input
+        if self.last_disregard is not None:
+            why = f"the reference disregards event {cause}: {self.last_disregard.reason}"
+            clause = clause_at(f"MS-MQCN {self.last_disregard.section}")
+        else:
+            why = f"the reference raises no such event in answer to event {cause}"
+            clause = clause_at("MS-MQCN 3.2.5")
+        self._diverge(Divergence(index, self.name, "unexpected-output", f"{self.name} raises {operation}; {why}",
+                                 actual=actual, clause=clause, cause=cause))
+
+    def _close(self, upto: int) -> None:
+        last = upto - self.window - 1
+        for e in [e for e in self.pending if e.ordinal <= last]:
+            self.pending.remove(e)
+            self._diverge(Divergence(
+                e.input_index + 1, self.name, "missing-output",
+                f"{self.name} does not raise {e.operation} {e.identifier or ''}, which the reference raises in "
+                f"answer to event {e.input_index}", expected={"operation": e.operation, "identifier": e.identifier},
+                clause=e.clause, cause=e.input_index))
+
+    def _diverge(self, divergence: Divergence) -> None:
+        if self.divergence is None or divergence.index < self.divergence.index:
+            self.divergence = divergence
+
+
+def _handler_clause(body: bytes) -> Clause | None:
+    return attribution.clause_of(mqcn_server.process_change_notification_v1)
+
+
+def replay_for(name: str, declaration: dict[str, Any], mode: Mode, window: int) -> Any:
+    """The replay of a node's ``mqcn`` declaration."""
+    cls = MqcnDirectoryReplay if declaration["side"] == "directory" else MqcnQueueManagerReplay
+    return cls(name, declaration, mode, window)
+
