@@ -11,7 +11,9 @@
 * :mod:`~mqspec.vectors.runner`: :func:`~mqspec.vectors.runner.run_all` re-checks every case
   against mqspec and reports the files it read (a file nobody reads is stale);
 * :mod:`~mqspec.vectors.manifest`: the format version and the manifest's JSON Schema;
-  :mod:`~mqspec.vectors.handler_schema`: the JSON Schema of the handler files.
+  :mod:`~mqspec.vectors.handler_schema`: the JSON Schema of the handler files;
+* :mod:`~mqspec.vectors.mutation`: mutation testing of the handler vectors (the equivalent
+  mutants, with their reasons, in ``equivalent_mutants.yaml``).
 """
 
 from .manifest import FORMAT_VERSION, KINDS

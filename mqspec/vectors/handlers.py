@@ -174,6 +174,7 @@ def all_situations() -> list[Situation]:
         situations_changes,
         situations_client,
         situations_common,
+        situations_guards,
         situations_objects,
         situations_server,
     )
