@@ -163,6 +163,9 @@ from mqspec.cli_vectors import vectors  # noqa: E402
 
 main.add_command(scenario)
 main.add_command(mqsd)
+from mqspec.cli_mqsd_probe import probe  # noqa: E402  (after cli_mqsd, whose helpers it uses)
+
+mqsd.add_command(probe)
 main.add_command(vectors)
 main.add_command(check)
 main.add_command(trace)

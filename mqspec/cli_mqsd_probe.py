@@ -1,0 +1,78 @@
+"""``mqspec mqsd probe``: test a live MS-MQSD server against the reference (:mod:`mqspec.mqsd_probe`).
+
+Exit status 0 when every case conforms, 1 on any divergence, 2 on a usage or network error
+(one line on standard error).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from mqspec.cli_mqsd import MODE_OPTION, _fail, _required, parse_guid, parse_host_port, parse_server
+
+
+@click.command()
+@click.option("--to", "to_text", metavar="HOST:PORT", help="The server to probe (required; only this address is sent to).")
+@click.option("--enterprise", "enterprise_text", metavar="GUID", help="The server's Enterprise.Identifier (required).")
+@click.option("--site", "site_text", metavar="GUID", help="The server's Site.Identifier (required).")
+@click.option("--server", "server_texts", multiple=True, metavar="NAME[:ip|ipx|ip+ipx]",
+              help="An entry of the server's DirectoryServerList (repeatable; IP only by default).")
+@click.option("--connected-network", "network_texts", multiple=True, metavar="GUID",
+              help="An entry of the server's ConnectedNetworkIdentifierList (repeatable).")
+@click.option("--timeout", type=click.FloatRange(min=0.01, max=60.0), default=1.0, show_default=True, metavar="S",
+              help="How long to wait for each reply (a due reply is asked for 3 times before it is judged missing).")
+@click.option("--json", "as_json", is_flag=True, help="Print {\"conformant\": bool, \"cases\": [...]}.")
+@MODE_OPTION
+def probe(to_text: str | None, enterprise_text: str | None, site_text: str | None, server_texts: tuple[str, ...],
+          network_texts: tuple[str, ...], timeout: float, as_json: bool, mode: str) -> None:
+    """Send a battery of requests to one MS-MQSD server and compare each reply (or silence) with the reference's.
+
+    Configure the probe as the server is configured (its enterprise, site, directory servers and
+    connected networks). Each case is reported with its name, the clause it exercises, the verdict,
+    what the reference does and what the server did.
+    """
+    from mqspec.model.errors import ModelError
+    from mqspec.mqsd_probe import ProbeError, ServerConfig
+    from mqspec.mqsd_probe import probe as run_probe
+    from mqspec.refimpl.effects import Mode
+
+    target = parse_host_port(_required(to_text, "--to"))
+    try:
+        config = ServerConfig(parse_guid(_required(enterprise_text, "--enterprise"), "--enterprise"),
+                              parse_guid(_required(site_text, "--site"), "--site"),
+                              tuple(parse_server(t) for t in server_texts),
+                              tuple(parse_guid(t, "--connected-network") for t in network_texts))
+    except ModelError as exc:
+        _fail("usage", str(exc))
+
+    def show(r) -> None:  # type: ignore[no-untyped-def]
+        if not as_json:
+            line = f"{'ok  ' if r.verdict == 'conform' else 'FAIL'} {r.name:26} {r.clause:14}"
+            if r.verdict != "conform":
+                line += f" expected {_brief(r.expected)}, observed {_brief(r.observed)}"
+                line += f" ({r.detail})" if r.detail else ""
+            click.echo(line)
+
+    try:
+        report = run_probe(target, config, timeout=timeout, mode=Mode(mode), progress=show)
+    except ProbeError as exc:
+        _fail("network error", str(exc))
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        bad = sum(c.verdict != "conform" for c in report.cases)
+        click.echo(f"{report.target}: " + ("conformant" if not bad else f"{bad} of {len(report.cases)} cases diverge"))
+    sys.exit(0 if report.conformant else 1)
+
+
+def _brief(value: object) -> str:
+    if isinstance(value, dict):
+        keep = {k: v for k, v in value.items() if k in ("message", "correlation_id", "connected_network_mask",
+                                                          "responding_site_id", "error")}
+        if "servers" in value:
+            keep["servers"] = len(value["servers"])
+        return json.dumps(keep)
+    return str(value)
