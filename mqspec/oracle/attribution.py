@@ -10,7 +10,14 @@ be mapped to its clause. Three uses:
 * :func:`entry_clause` names the handler an input is dispatched to (3.1.5.1's table, the timer
   events, initialization, the directory client's request), for an output the reference never makes;
 * :class:`FieldWatch` (a profile hook, used only once a snapshot diverged) finds the innermost
-  registered function during which a state field last changed.
+  registered function during which a state field last changed;
+* :class:`DecisionWatch` (a profile hook, used only once an output the reference never makes was
+  found) finds the rule that decided to make none: the deepest registered function that ran for
+  the input and emitted nothing ("Take no further action").
+
+Two more rules live where the divergence is found (:mod:`mqspec.oracle.replay`): an output the
+reference made once and the trace shows twice is blamed on the clause that makes it; a request
+that completes while the reference still waits for its reply is blamed on the wait of 3.3.7.1.
 """
 
 from __future__ import annotations
@@ -209,6 +216,64 @@ class FieldWatch:
             action()
         finally:
             sys.setprofile(previous)
+
+
+class DecisionWatch:
+    """A profile hook: the registered functions that ran for one input and emitted no output.
+
+    An output the reference never makes, after an input, breaks the rule that decided to make
+    none: typically a guard that says "Take no further action" (3.1.7.2.2 for a change already
+    applied). Installed around one input's handlers (like :class:`FieldWatch`), it records every
+    registered function of the protocol's section 3 that returned without an output effect having
+    been appended to the Context's effects while it ran, with its depth; :meth:`decider` is the
+    deepest of them that is not a generic carrier (the last such, on a tie). Slow: used only to
+    explain an unexpected output.
+    """
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[CodeType, Clause, int, Any]] = []  # code, clause, outputs so far, effects list
+        self.silent: list[tuple[int, int, Clause]] = []  # (depth, order, clause)
+
+    def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
+        if event not in ("call", "return"):
+            return
+        code = frame.f_code
+        found = _BY_CODE.get(code, False)
+        if found is False:
+            found = clause_of_code(code)
+        if found is None or not found.code.startswith("refimpl/") or not found.section.startswith("3."):
+            return
+        if event == "call":
+            ctx = frame.f_locals.get("ctx")
+            effects = getattr(ctx, "effects", None)
+            self.calls.append((code, found, _outputs(effects), effects))
+            return
+        while self.calls and self.calls[-1][0] is not code:
+            self.calls.pop()
+        if not self.calls:
+            return
+        _, clause, before, effects = self.calls.pop()
+        if (effects is not None and _outputs(effects) == before
+                and (clause.document, clause.section) not in GENERIC):
+            self.silent.append((len(self.calls), len(self.silent), clause))
+
+    def run(self, action: Callable[[], None]) -> None:
+        previous = sys.getprofile()
+        sys.setprofile(self)
+        try:
+            action()
+        finally:
+            sys.setprofile(previous)
+
+    def decider(self) -> Clause | None:
+        """The deepest registered function that ran and emitted nothing (None: every one emitted)."""
+        return max(self.silent, key=lambda x: (x[0], x[1]))[2] if self.silent else None
+
+
+def _outputs(effects: Any) -> int:
+    if effects is None:
+        return 0
+    return sum(1 for e in effects if type(e) in OUTPUT_EFFECTS)
 
 
 def describe(c: Clause | None) -> dict[str, Any] | None:

@@ -413,6 +413,8 @@ class _TraceCheck:
         checked = self.checked + sum(u.checked for u in units)
         if found is not None and found.kind == "state":
             found = _attribute_state(feed, self.replays[found.node], found, self.mode, self.window)
+        elif found is not None and found.refine and found.cause is not None and found.node in self.replays:
+            found = _attribute_unexpected(feed, self.replays[found.node], found, self.mode, self.window)
         verdict = "divergent" if found else "conformant" if checked else "nothing-checked"
         if len(notes) > MAX_NOTES:
             notes[MAX_NOTES:] = [f"... and {len(notes) - MAX_NOTES} more notes"]
@@ -512,6 +514,26 @@ def _attribute_state(feed: _Feed, replay: NodeReplay, divergence: Divergence, mo
     clause = attribution.responsible(changed) if changed else again._entry_of_last_input()
     return attrs.evolve(divergence, clause=clause, via=changed, cause=last,
                         summary=f"{divergence.summary}; the reference last changed it at event {last}")
+
+
+def _attribute_unexpected(feed: _Feed, replay: NodeReplay, divergence: Divergence, mode: Mode,
+                          window: int) -> Divergence:
+    """Name the rule that decided to make no such output: the node is replayed again up to the
+    input it answers, and that input once more under :class:`~mqspec.oracle.attribution.DecisionWatch`."""
+    kinds = frozenset((*INPUT_KINDS, *OUTPUT_KINDS))
+    again = NodeReplay(replay.decl, mode, window, replay.observes)
+    watch = attribution.DecisionWatch()
+    for i, _, record in feed.events(until=divergence.cause + 1):
+        if i and record.get("node") == replay.name and record["event"] in kinds:
+            if i == divergence.cause:
+                again.watch = watch
+            again.event(i, record)
+    decider = watch.decider()
+    if decider is None or decider == divergence.clause:
+        return divergence
+    return attrs.evolve(divergence, clause=decider, via=(decider, *((divergence.clause,) if divergence.clause else ())),
+                        summary=f"{divergence.summary}; the reference took no further action in "
+                                f"{decider.document} {decider.section} {decider.title}")
 
 
 _UNSET = object()

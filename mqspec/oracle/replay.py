@@ -95,6 +95,9 @@ class Divergence:
     clause: Clause | None = None
     via: tuple[Clause, ...] = ()
     cause: int | None = None  # the input whose handling produced (or should have produced) it
+    #: the clause is only the handler the input went to: the checker looks for the rule that
+    #: decided to make no such output (attribution.DecisionWatch)
+    refine: bool = attrs.field(default=False, eq=False)
 
 
 @attrs.define(eq=False, slots=True)
@@ -137,7 +140,7 @@ class NodeReplay:
         self.last_input: tuple[int, dict[str, Any]] | None = None
         self.divergence: Divergence | None = None
         self.errata: set[str] = set()
-        self.watch: attribution.FieldWatch | None = None
+        self.watch: attribution.FieldWatch | attribution.DecisionWatch | None = None
 
     # --- events ---------------------------------------------------------------------------------
 
@@ -285,11 +288,9 @@ class NodeReplay:
                 return
         if not candidates:
             cause = self.last_input[0] if self.last_input else None
-            self._diverge(Divergence(
-                index, self.name, "unexpected-output",
-                f"{self.name} sends {_message_name(actual)} to {record['to']}; the reference sends nothing "
-                f"in answer to event {cause}", actual=to_json(actual),
-                clause=self._entry_of_last_input(), cause=cause))
+            self._unexpected(index, f"{self.name} sends {_message_name(actual)} to {record['to']}",
+                             f"the reference sends nothing more in answer to event {cause}", to_json(actual),
+                             lambda e: e.kind == "send" and e.key == body and e.to == to)
             return
         best = min(candidates, key=lambda e: (e.to != to, _op(e.message) != _op(actual),
                                               len(field_diff(_json(e), to_json(actual))), e.order))
@@ -367,11 +368,20 @@ class NodeReplay:
                         diff=({"field": "status", "expected": e.fields["status"], "actual": record["status"]},),
                         clause=responsible(e.stack), via=e.stack, cause=e.input_index))
                 return
-        self._diverge(Divergence(
-            index, self.name, "unexpected-output",
-            f"request {record['request']} at {self.name} completes; the reference has no such request completing",
-            actual=_strip(record), clause=self._entry_of_last_input(),
-            cause=self.last_input[0] if self.last_input else None))
+        waiting = [p for p in self.qm.pending_requests.values() if p.origin == "client"
+                   and self.request_ids.get(p.client_request, p.client_request) == record["request"]]
+        if waiting:
+            # the reference still waits for the reply: completing now breaks the wait of 3.3.7.1
+            self._diverge(Divergence(
+                index, self.name, "unexpected-output",
+                f"request {record['request']} at {self.name} completes before its reply arrived; the reference "
+                "still waits (3.3.7.1: \"Wait until one of the following conditions is true\")",
+                actual=_strip(record), clause=attribution.clause_of(client.process_change_request),
+                cause=self.last_input[0] if self.last_input else None))
+            return
+        self._unexpected(index, f"request {record['request']} at {self.name} completes",
+                         "the reference has no such request completing", _strip(record),
+                         lambda e: e.kind == "request_completed" and e.key == record["request"])
 
     def on_directory(self, index: int, record: dict[str, Any]) -> None:
         if self.qm is None:
@@ -394,10 +404,24 @@ class NodeReplay:
                 f"({', '.join(d['field'] for d in diff)})", expected=best.fields, actual=given, diff=diff,
                 clause=responsible(best.stack), via=best.stack, cause=best.input_index))
             return
-        self._diverge(Divergence(
-            index, self.name, "unexpected-output",
-            f"{self.name} raises directory {record['operation']}; the reference raises no such event",
-            actual=given, clause=self._entry_of_last_input(), cause=self.last_input[0] if self.last_input else None))
+        self._unexpected(index, f"{self.name} raises directory {record['operation']}",
+                         "the reference raises no such event", given,
+                         lambda e: e.kind == "directory" and all(e.fields.get(k) == v for k, v in given.items()))
+
+    def _unexpected(self, index: int, what: str, why: str, actual: Any, same: Callable[[Expected], bool]) -> None:
+        """An output the reference does not make (any more): a second copy of one it made is blamed
+        on the clause that makes it once; any other on the input's handler, refined by the checker."""
+        cause = self.last_input[0] if self.last_input else None
+        original = next((e for outputs in self.batches.values() for e in outputs
+                         if e.matched_at is not None and same(e)), None)
+        if original is not None:
+            self._diverge(Divergence(
+                index, self.name, "unexpected-output",
+                f"{what} a second time; the reference makes it once (event {original.matched_at})", actual=actual,
+                clause=responsible(original.stack), via=original.stack, cause=original.input_index))
+            return
+        self._diverge(Divergence(index, self.name, "unexpected-output", f"{what}; {why}", actual=actual,
+                                 clause=self._entry_of_last_input(), cause=cause, refine=True))
 
     def on_snapshot(self, index: int, record: dict[str, Any]) -> None:
         if self.qm is None:

@@ -112,3 +112,52 @@ def _other(path: tuple[str, ...], value: Any) -> Any:
     if value is None:
         return "x"
     return value + "x"
+
+
+def apply_twice(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """A node that applies a duplicated change again: after the second receipt of the same bytes,
+    the directory event the first receipt raised is raised once more. Returns the trace and the
+    index of that event."""
+    first_seen: dict[tuple[str, str], int] = {}
+    for i, e in enumerate(events):
+        if e["event"] != "receive":
+            continue
+        key = (e["node"], e["body"])
+        if key not in first_seen:
+            first_seen[key] = i
+            continue
+        raised = _directory_after(events, first_seen[key])
+        if raised is not None and _directory_after(events, i) is None:
+            at = i + 1
+            return [*events[:at], {**raised, "t": e["t"]}, *events[at:]], at
+    raise LookupError("no duplicated change in the trace")
+
+
+def _directory_after(events: list[dict[str, Any]], i: int) -> dict[str, Any] | None:
+    """The first directory update or create the node raised in answer to input ``i``."""
+    node = events[i]["node"]
+    for e in events[i + 1:]:
+        if e.get("node") != node:
+            continue
+        if e["event"] in ("start", "crash", "client_request", "receive", "timer"):
+            return None
+        if e["event"] == "directory" and e["operation"] in ("create", "update"):
+            return e
+    return None
+
+
+def complete_early(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """A BSC that completes a directory client's request before the change reply arrives: its
+    request_completed moved to right after the request. Returns the trace and its new index."""
+    for i, e in enumerate(events):
+        if e["event"] != "client_request" or not e["node"].startswith("BSC"):
+            continue
+        j = next((j for j in range(i + 1, len(events)) if events[j]["event"] == "request_completed"
+                  and events[j]["node"] == e["node"] and events[j]["request"] == e["request"]), None)
+        received = j is not None and any(events[k]["event"] == "receive" and events[k]["node"] == e["node"]
+                                         for k in range(i + 1, j))
+        if received:
+            at = i + 1
+            done = {**events[j], "t": e["t"]}
+            return [*events[:at], done, *events[at:j], *events[j + 1:]], at
+    raise LookupError("no BSC client request answered by a reply in the trace")

@@ -423,3 +423,34 @@ def test_a_missing_file_exits_2(tmp_path):
     """A trace file that cannot be read is one line and exit 2."""
     result = _run(str(tmp_path / "absent.ndjson"))
     assert result.exit_code == 2 and "absent.ndjson:0: (file)" in result.stderr
+
+
+# --- the clause named is the rule that was broken ------------------------------------------------
+
+
+@covers("MC-MQDSRP", "3.1.7.2.2")
+def test_a_duplicated_change_applied_twice_breaks_handle_directory_change():
+    """Raising the directory update again for a duplicated change breaks 3.1.7.2.2's "Take no further
+    action", not the input handler 3.2.7.1."""
+    events = parse(generate(seed=3, sites=3, bscs=1, changes=25, faults=True))
+    mutated, at = mut.apply_twice(events)
+    d = verdict(mutated).divergence
+    assert (d.index, d.kind) == (at, "unexpected-output")
+    assert (d.clause.document, d.clause.section) == ("MC-MQDSRP", "3.1.7.2.2"), d.summary
+
+
+@covers("MC-MQDSRP", "3.3.7.1")
+def test_a_request_completed_before_its_reply_breaks_the_wait_of_process_change_request(small):
+    """A BSC completing a client's request before the change reply arrives breaks 3.3.7.1's wait."""
+    mutated, at = mut.complete_early(small)
+    d = verdict(mutated).divergence
+    assert (d.index, d.kind) == (at, "unexpected-output")
+    assert (d.clause.document, d.clause.section) == ("MC-MQDSRP", "3.3.7.1"), d.summary
+
+
+def test_an_output_sent_twice_is_blamed_on_the_clause_that_sends_it_once(site_trace):
+    """A send repeated right after itself is blamed on the handler whose rule sends it (once)."""
+    i = next(i for i in indices(site_trace, "send") if site_trace[i]["body"][34:36] == "03")
+    d = verdict(dump([*site_trace[:i + 1], site_trace[i], *site_trace[i + 1:]])).divergence
+    assert (d.index, d.kind, d.clause.section) == (i + 1, "unexpected-output", "3.2.7.3")
+    assert "a second time" in d.summary
