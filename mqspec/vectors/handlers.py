@@ -175,6 +175,7 @@ def all_situations() -> list[Situation]:
         situations_client,
         situations_common,
         situations_guards,
+        situations_guards_objects,
         situations_objects,
         situations_server,
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 from mqspec.model import mqdsrp
 from mqspec.model.mqdsrp import BSCAckMessage, Command, PSCAckMessage, SyncRequestMessage, Scope
 from mqspec.model.propvalue import Property
-from mqspec.refimpl.mqdsrp_state import DirectoryNeighbor, PurgeState, Role
+from mqspec.refimpl.mqdsrp_state import DeletedObject, DirectoryNeighbor, PurgeState, Role
 from mqspec.refimpl.transport import replication_queue_direct
 
 from .handlers import (
@@ -254,71 +254,3 @@ def _rba_bsc_neighbor():
     qm = bsc()
     qm.bsc_neighbors = [DirectoryNeighbor(SITE1, "BSC12")]
     return qm, {"message": BSCAckMessage(SITE1, qm_guid("BSC12"), "BSC12")}
-
-
-# --- 3.1.7.2.5 - 3.1.7.2.7 ------------------------------------------------------------------------------
-
-
-def _create(qm, partition_id, object_type, path, properties, guid=None):
-    return qm, {"partition": part(qm, partition_id), "object_type": int(object_type), "path_name": path,
-                "properties": properties, "seq_number": seq(1), "post_create": False, "guid": guid}
-
-
-@situation("handle_directory_create", "bsc-creates-a-bsc-machine")
-def _create_bsc_machine_at_bsc():
-    """A BSC that creates a BSC machine of its site adds no BSC neighbor (only "If the queue manager is a PSC")."""
-    return _create(bsc(), SITE1, MACHINE, "m9", machine_props("m9", SITE1, SERVICE_BSC))
-
-
-@situation("handle_directory_create", "plain-machine-of-the-site")
-def _create_plain_machine():
-    """A PSC that creates a machine of its site without the BSC service adds no BSC neighbor."""
-    return _create(psc(bsc_neighbors=()), SITE1, MACHINE, "m9", machine_props("m9", SITE1, 0))
-
-
-@situation("handle_directory_create", "bsc-machine-of-another-site")
-def _create_bsc_machine_elsewhere():
-    """A PSC that creates a BSC machine of another site's partition adds no BSC neighbor."""
-    return _create(psc(bsc_neighbors=()), SITE0, MACHINE, "m9", machine_props("m9", SITE0, SERVICE_BSC))
-
-
-@situation("handle_directory_create", "bsc-machine-named-by-guid")
-def _create_bsc_machine_by_guid():
-    """A BSC machine created by GUID alone gets a BSC neighbor whose MachineName is empty (no path name)."""
-    return _create(psc(bsc_neighbors=()), SITE1, MACHINE, None, machine_props("m9", SITE1, SERVICE_BSC),
-                   guid=qm_guid("m9"))
-
-
-@situation("handle_directory_update", "site-missing")
-def _update_site_missing():
-    """An update of a site the directory lacks fails with MQDS_OBJECT_NOT_FOUND before Handle Site Update runs."""
-    qm = pec()
-    return qm, {"partition": part(qm, ENT), "object_type": int(SITE), "path_name": "site9", "guid": None,
-                "properties": site_props("site9", None, PSC1), "seq_number": seq(2), "post_update": False}
-
-
-@situation("handle_directory_update", "bsc-machine-at-a-bsc")
-def _update_machine_at_bsc():
-    """A BSC that updates a machine of its site to the BSC service adds no BSC neighbor (only a PSC does)."""
-    qm = bsc()
-    put(qm, MACHINE, "m1", machine_props("m1", SITE1, 0), SITE1)
-    return qm, {"partition": part(qm, SITE1), "object_type": int(MACHINE), "path_name": "m1", "guid": None,
-                "properties": (Property(P["PROPID_QM_SERVICE"], SERVICE_BSC),), "seq_number": seq(2),
-                "post_update": False}
-
-
-@situation("handle_directory_update", "queue-with-a-machine-property")
-def _update_queue_with_service():
-    """A queue update whose properties include PROPID_QM_SERVICE is no machine update: no BSC neighbor."""
-    qm = psc(bsc_neighbors=())
-    put(qm, QUEUE, "psc1\\q", queue_props("psc1\\q", guid_of("q")), SITE1)
-    return qm, {"partition": part(qm, SITE1), "object_type": int(QUEUE), "path_name": "psc1\\q", "guid": None,
-                "properties": (Property(P["PROPID_QM_SERVICE"], SERVICE_BSC),), "seq_number": seq(2),
-                "post_update": False}
-
-
-@situation("handle_directory_create", "queue-with-a-machine-property")
-def _create_queue_with_service():
-    """A queue created with PROPID_QM_SERVICE among its properties is no machine: no BSC neighbor."""
-    return _create(psc(bsc_neighbors=()), SITE1, QUEUE, "psc1\\q",
-                   (*queue_props("psc1\\q", guid_of("q")), Property(P["PROPID_QM_SERVICE"], SERVICE_BSC)))
