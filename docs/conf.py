@@ -1,4 +1,8 @@
-"""Sphinx configuration for the mqspec annotated specification (built with -W in `make test`)."""
+"""Sphinx configuration for the mqspec annotated specification (built with -W in `make test`).
+
+The section pages (``spec/``) and evidence pages (``evidence/``) are generated at build time from
+the registries by ``_ext/mqspec_pages.py``; see ``_ext/mqspec_evidence.py`` for the sources.
+"""
 
 import sys
 from pathlib import Path
@@ -11,14 +15,25 @@ copyright = "2026, the mqspec authors"
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
-    "sphinx.ext.viewcode",
+    "sphinx_copybutton",
     "mqspec_register",
+    "mqspec_pages",
+    "mqspec_names",
+    "mqspec_links",
+    "mqspec_autodoc",
 ]
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False}
 nitpicky = False
-html_theme = "alabaster"
-html_static_path: list[str] = []
-exclude_patterns = ["_build"]
+html_theme = "furo"
+html_title = "mqspec: the annotated specification"
+html_static_path = ["_static"]
+html_css_files = ["mqspec.css"]
+html_js_files = ["mqspec.js"]
+html_copy_source = False
+html_show_sourcelink = False
+copybutton_selector = "div.mqspec-command pre, div.mqspec-code pre, div.highlight-python pre, div.highlight-default pre"
+copybutton_exclude = ".linenos, .gp"
+exclude_patterns = ["_build", "spec_text", "_data"]
 suppress_warnings = ["ref.python"]
