@@ -23,9 +23,10 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/mqspec demo
 
+# the docs are built first: the browser tests (tests/docs) read the built site
 test: $(STAMP)
-	$(BIN)/pytest -q -p no:cacheprovider
 	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	MQSPEC_DOCS_HTML=docs/_build/html $(BIN)/pytest -q -p no:cacheprovider
 
 test-slow: $(STAMP)
 	$(BIN)/pytest -q -m slow
