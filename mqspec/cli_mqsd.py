@@ -1,8 +1,10 @@
 """``mqspec mqsd serve`` and ``mqspec mqsd discover``: MS-MQSD over real UDP sockets.
 
-``serve`` answers TopologyClientRequests as 3.2.5.1 says, logging one line per datagram on
-standard output, until SIGTERM or SIGINT (exit 0), or until its thread terminates (3.2.5: the
-socket could not be reopened; exit 1). ``discover`` runs the client of 3.1 and prints the
+``serve`` answers TopologyClientRequests as 3.2.5.1 says, logging on standard output (one line
+per datagram, at most 20 per ``--log-every`` interval and a summary of the rest; ``--quiet``:
+summaries only), until SIGTERM or SIGINT (exit 0), or until its thread terminates (3.2.5: the
+socket could not be reopened; exit 1). A socket that cannot be opened at start-up, or a
+``--server`` list too long for a reply datagram, is one stderr line and exit 2. ``discover`` runs the client of 3.1 and prints the
 DirectoryServerList and ConnectedNetworkIdentifierList; its exit status is 0 when a valid list
 was obtained and 1 when not. Bad arguments print one line ``mqspec: usage: ...`` and exit 2.
 """
@@ -10,6 +12,7 @@ was obtained and 1 when not. Bad arguments print one line ``mqspec: usage: ...``
 from __future__ import annotations
 
 import json
+import math
 import re
 import signal
 import socket
@@ -20,6 +23,8 @@ import click
 
 from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
+from mqspec.mqsd_log import LINES_PER_INTERVAL
+from mqspec.wording import plural
 
 DEFAULT_PORT = 1801
 _SERVER_SPEC = re.compile(r"^(?P<name>[^:]+?)(?::(?P<proto>ip|ipx|ip\+ipx|ipx\+ip))?$")
@@ -87,6 +92,35 @@ def parse_host_port(text: str) -> tuple[str, int]:
     return address, int(port)
 
 
+class Seconds(click.FloatRange):
+    """A number of seconds in a range; ``nan`` is refused too (FloatRange lets it through)."""
+
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        rv = super().convert(value, param, ctx)
+        if math.isnan(rv):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return rv
+
+
+def _check_reply_fits(site: Guid, servers: tuple[Any, ...], networks: tuple[Guid, ...]) -> None:
+    """The longest reply (to another site's client: every server listed) must fit one UDP datagram."""
+    from mqspec.model.mqsd import TopologyServerReply, encode
+    from mqspec.mqsd_net import MAX_UDP_PAYLOAD
+
+    if not servers:
+        return
+    try:
+        size = len(encode(TopologyServerReply(site, networks, 0, site, servers)))
+    except ModelError as exc:
+        raise click.BadParameter(str(exc), param_hint="--server") from None
+    if size > MAX_UDP_PAYLOAD:
+        raise click.BadParameter(
+            f"the DirectoryServerList ({plural(len(servers), 'server')}) makes a reply of {size:,} bytes to a "
+            f"client of another site; a UDP datagram holds at most {MAX_UDP_PAYLOAD:,}: use fewer or shorter names",
+            param_hint="--server")
+
+
 def _required(value: Any, option: str) -> Any:
     if value is None:
         raise click.UsageError(f"{option} is required")
@@ -118,10 +152,21 @@ MODE_OPTION = click.option(
 @click.option("--connected-network", "network_texts", multiple=True, metavar="GUID",
               help="A ConnectedNetworkIdentifierList entry (repeatable; 1 to 32 required).")
 @MODE_OPTION
+@click.option("--quiet", is_flag=True, help="No line per datagram: the start, a summary per --log-every "
+              "interval in which datagrams came, and the stop.")
+@click.option("--log-every", "log_every", type=Seconds(min=0.1, max=86_400.0), default=5.0, show_default=True,
+              metavar="S", help=f"Print at most {LINES_PER_INTERVAL} datagram lines per S seconds, and summarise "
+              "in one line an interval that left some out.")
 def serve(host: str, port_text: str, enterprise_text: str | None, site_text: str | None,
-          server_texts: tuple[str, ...], network_texts: tuple[str, ...], mode: str) -> None:
-    """Answer TopologyClientRequests over UDP as MS-MQSD 3.2.5.1 says."""
+          server_texts: tuple[str, ...], network_texts: tuple[str, ...], mode: str, quiet: bool,
+          log_every: float) -> None:
+    """Answer TopologyClientRequests over UDP as MS-MQSD 3.2.5.1 says.
+
+    A socket that cannot be opened (a port in use) is one error line and exit status 2; a
+    server thread that terminates later (3.2.5) ends the command with exit status 1.
+    """
     from mqspec.model.mqsd import MAX_NETWORKS
+    from mqspec.mqsd_log import ServeLog
     from mqspec.mqsd_net import UdpResponder
     from mqspec.refimpl.effects import Mode
     from mqspec.refimpl.mqsd_server import MqsdServer
@@ -134,13 +179,17 @@ def serve(host: str, port_text: str, enterprise_text: str | None, site_text: str
     if not 1 <= len(networks) <= MAX_NETWORKS:
         # a reply's ConnectedNetworkCount "MUST be in the range 1 to 32" (2.2.3; errata E-209)
         raise click.UsageError(f"give 1 to {MAX_NETWORKS} --connected-network GUIDs, not {len(networks)}")
+    _check_reply_fits(site, servers, networks)
 
     def log(line: str) -> None:
         click.echo(f"mqspec mqsd: {line}")
         sys.stdout.flush()
 
     state = MqsdServer(enterprise, site, servers, networks)
-    responder = UdpResponder(state, host, port, mode=Mode(mode), log=log)
+    # no log until the socket is open: a port in use is one error line, not a log line too
+    responder = UdpResponder(state, host, port, mode=Mode(mode))
+    serve_log = ServeLog(log, responder.stats, interval=log_every, quiet=quiet)
+    responder.tick = (log_every, serve_log.tick)
 
     def on_signal(signum: int, _frame: Any) -> None:
         responder.stop()
@@ -148,19 +197,22 @@ def serve(host: str, port_text: str, enterprise_text: str | None, site_text: str
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         if not responder.open():
-            click.echo(f"mqspec: error: {responder.termination}", err=True)
-            sys.exit(1)
+            _fail("error", f"{responder.termination}")
+        responder.log = serve_log.line
         h, p = responder.address
-        log(f"listening on {h}:{p} (site {site}, {len(servers)} directory servers, "
-            f"{len(networks)} connected networks, {mode})")
+        log(f"listening on {h}:{p} (site {site}, {plural(len(servers), 'directory server')}, "
+            f"{plural(len(networks), 'connected network')}, {mode})")
         responder.serve()
+        serve_log.tick()
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
         responder.close()
     st = responder.stats
-    log(f"stopped: {st.datagrams} datagrams, {st.replies} replies, "
-        f"{sum(st.discarded.values())} dropped, {st.send_errors} send errors")
+    if responder.termination:
+        click.echo(f"mqspec: error: server thread terminated: {responder.termination}", err=True)
+    log(f"stopped: {plural(st.datagrams, 'datagram')}, {plural(st.replies, 'reply', 'replies')}, "
+        f"{sum(st.discarded.values())} dropped, {plural(st.send_errors, 'send error')}")
     sys.exit(1 if responder.termination else 0)
 
 
@@ -170,7 +222,7 @@ def serve(host: str, port_text: str, enterprise_text: str | None, site_text: str
                    "(default: the broadcast address of each local interface, port 1801).")
 @click.option("--enterprise", "enterprise_text", metavar="GUID", help="Enterprise.Identifier (required).")
 @click.option("--site", "site_text", metavar="GUID", help="Site.Identifier of this client (required).")
-@click.option("--timeout", type=click.FloatRange(min=0.001, max=3600.0), default=15.0, show_default=True,
+@click.option("--timeout", type=Seconds(min=0.001, max=3600.0), default=15.0, show_default=True,
               metavar="S", help="The Wait For Response Timer, in seconds (3.1.2.1).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @MODE_OPTION

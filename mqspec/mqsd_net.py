@@ -57,11 +57,15 @@ from mqspec.refimpl.mqsd_server import (
     server_initialization,
     socket_open_failed,
 )
+from mqspec.wording import plural
 
 #: 1.9 / <5>: "Port number 1801 for UDP and TCP has been registered ... for MSMQ protocols"
 MQSD_PORT = 1801
 #: the largest datagram read; an MQSD packet is far smaller
 MAX_DATAGRAM = 65535
+#: the largest UDP payload over IPv4 (65,535 less the 20-byte IP and 8-byte UDP headers): a
+#: reply must fit in it
+MAX_UDP_PAYLOAD = 65_507
 
 Address = tuple[str, int]
 
@@ -126,8 +130,11 @@ class UdpResponder:
         node: str = "mqsd-server",
         log: Callable[[str], None] | None = None,
         faults: ResponderFaults | None = None,
+        tick: tuple[float, Callable[[], None]] | None = None,
     ) -> None:
         self.server = server
+        #: (seconds, callback): the loop calls back every so many seconds (a log's summaries)
+        self.tick = tick
         self.mode = mode
         self.node = node
         self.log = log or (lambda _line: None)
@@ -196,10 +203,17 @@ class UdpResponder:
 
     def serve(self, *, deadline: float | None = None) -> None:
         """Answer requests until stopped, terminated, or the monotonic ``deadline`` passes."""
+        next_tick = time.monotonic() + self.tick[0] if self.tick is not None else None
         while not self._stopping and not self.server.terminated:
-            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            now = time.monotonic()
+            if next_tick is not None and now >= next_tick:
+                self.tick[1]()  # type: ignore[index]
+                next_tick = now + self.tick[0]  # type: ignore[index]
+            timeout = None if deadline is None else max(0.0, deadline - now)
             if timeout == 0.0:
                 return
+            if next_tick is not None:
+                timeout = next_tick - now if timeout is None else min(timeout, next_tick - now)
             for key, _events in self._selector.select(timeout):
                 if key.data == "wake":
                     try:
@@ -299,12 +313,12 @@ class UdpResponder:
         for e in effects:
             if type(e) is SendReply:
                 kind = "local-site" if e.reply.responding_site_id is None else "remote-site"
-                fate = "lost (dropped)" if self.faults.drop_replies else f"{len(e.data)} bytes"
-                self.log(f"request from {who} ({len(data)} bytes) RequestID {e.reply.correlation_id}: "
+                fate = "lost (dropped)" if self.faults.drop_replies else plural(len(e.data), "byte")
+                self.log(f"request from {who} ({plural(len(data), 'byte')}) RequestID {e.reply.correlation_id}: "
                          f"{kind} reply, {fate}")
                 return
             if type(e) is PacketDiscarded:
-                self.log(f"datagram from {who} ({len(data)} bytes) dropped: {e.reason.value}: {e.detail}")
+                self.log(f"datagram from {who} ({plural(len(data), 'byte')}) dropped: {e.reason.value}: {e.detail}")
                 return
 
 

@@ -295,7 +295,7 @@ def test_serve_answers_survives_garbage_and_stops_cleanly(signum):
     lines = out.strip().splitlines()
     assert any("dropped: malformed" in line for line in lines)
     assert any("RequestID f291a103-e33c-ab4f-a930-be3a33e432dd: local-site reply, 48 bytes" in line for line in lines)
-    assert "stopped: 2 datagrams, 1 replies, 1 dropped" in lines[-1]
+    assert "stopped: 2 datagrams, 1 reply, 1 dropped" in lines[-1]
 
 
 @covers("MS-MQSD", "3.1.4.1")
