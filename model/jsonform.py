@@ -91,6 +91,14 @@ def from_json(data: dict[str, Any], types: dict[str, type]) -> object:
 
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, cattrs.BaseValidationError):
-        parts = cattrs.transform_error(exc)
-        return "; ".join(parts)
+        parts = cattrs.transform_error(exc, format_exception=_one_error)
+        # a validator's own message names the field ("X.requester_name must ..."): no "@ $" after it
+        return "; ".join(part.removesuffix(" @ $") for part in parts)
     return str(exc)
+
+
+def _one_error(exc: BaseException, type_: type | None) -> str:
+    """A model validator's message as it is (it names the field); cattrs' wording for the rest."""
+    if isinstance(exc, ModelError):
+        return str(exc)
+    return cattrs.v.format_exception(exc, type_)

@@ -39,6 +39,7 @@ from typing import Any
 import attrs
 
 from mqspec.clauses import clause
+from mqspec.wording import plural
 
 from .errors import DecodeError, ModelError
 from .guid import Guid
@@ -334,7 +335,7 @@ def _body_text(r: Reader) -> tuple[str, int]:
             "NotificationBody",
             start,
             S_BODY,
-            f"a Unicode string is whole 16-bit code units; {len(raw)} bytes is odd (E-035)",
+            f"a Unicode string is whole 16-bit code units; {plural(len(raw), 'byte')} is odd (E-035)",
         )
     high = raw[1::2]
     if high.count(0) != len(high):

@@ -41,6 +41,7 @@ import struct
 import attrs
 
 from mqspec.clauses import clause
+from mqspec.wording import plural
 
 from .errors import DecodeError, ModelError
 from .guid import Guid
@@ -269,7 +270,7 @@ def _truncated(data: bytes, layout: tuple[tuple[str, int, int], ...], section: s
     for field, offset, size in layout:
         if offset + size > n:
             left = max(0, n - offset)
-            return DecodeError(field, offset, section, f"needs {size} bytes, {left} left")
+            return DecodeError(field, offset, section, f"needs {plural(size, 'byte')}, {left} left")
     raise AssertionError("unreachable: the buffer holds the whole layout")  # pragma: no cover
 
 
@@ -445,7 +446,7 @@ def decode_server_reply(data: bytes, *, lenient: bool = False) -> TopologyServer
     if size & 1:
         raise DecodeError(
             "TopologyServerReply.DirectoryServiceServerSize", 28, SECTION_REPLY,
-            f"{size} bytes is not a whole number of Unicode (2-byte) characters",
+            f"{plural(size, 'byte')} is not a whole number of Unicode (2-byte) characters",
         )
     pos = REPLY_FIXED_SIZE
     fits = (n - pos) // 16
@@ -474,7 +475,7 @@ def decode_server_reply(data: bytes, *, lenient: bool = False) -> TopologyServer
     if n - pos < size:
         raise DecodeError(
             "TopologyServerReply.DirectoryServiceServerSize", 28, SECTION_REPLY,
-            f"{size} bytes of DirectoryServiceServerArray declared, {n - pos} left",
+            f"{plural(size, 'byte')} of DirectoryServiceServerArray declared, {n - pos} left",
         )
     if n - pos > size:
         raise DecodeError(
@@ -520,7 +521,7 @@ def decode_server_array(data: bytes, *, base: int = 0) -> tuple[DirectoryService
         at = base + _units(body) * 2 + 2
         raise DecodeError(
             f"{_ARRAY}.EndList", at, SECTION_REPLY,
-            f"{len(data) - (at - base)} bytes follow EndList within DirectoryServiceServerSize",
+            f"{plural(len(data) - (at - base), 'byte')} follow EndList within DirectoryServiceServerSize",
         )
     servers: list[DirectoryServiceServer] = []
     append = servers.append

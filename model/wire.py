@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import struct
 
+from mqspec.wording import plural
+
 from .errors import DecodeError, ModelError
 from .guid import Guid
 from .seqnum import SequenceNumber
@@ -41,7 +43,7 @@ class Reader:
 
     def need(self, n: int, field: str, section: str) -> None:
         if self.end - self.pos < n:
-            raise self.fail(field, section, f"needs {n} bytes, {self.end - self.pos} left")
+            raise self.fail(field, section, f"needs {plural(n, 'byte')}, {self.end - self.pos} left")
 
     def u8(self, field: str, section: str) -> int:
         pos = self.pos
@@ -53,7 +55,7 @@ class Reader:
     def _fixed(self, st: struct.Struct, field: str, section: str):
         pos = self.pos
         if self.end - pos < st.size:
-            raise self.fail(field, section, f"needs {st.size} bytes, {self.end - pos} left")
+            raise self.fail(field, section, f"needs {plural(st.size, 'byte')}, {self.end - pos} left")
         self.pos = pos + st.size
         return st.unpack_from(self.data, pos)[0]
 
@@ -78,7 +80,7 @@ class Reader:
     def raw(self, n: int, field: str, section: str) -> bytes:
         pos = self.pos
         if self.end - pos < n:
-            raise self.fail(field, section, f"needs {n} bytes, {self.end - pos} left")
+            raise self.fail(field, section, f"needs {plural(n, 'byte')}, {self.end - pos} left")
         self.pos = pos + n
         return self.data[pos : pos + n]
 

@@ -9,7 +9,9 @@
   retransmissions: E-047; acknowledgments: E-048).
 
 A message that does not decode is not fatal: its row carries ``"error"`` instead of
-``"decoded"``. Only a capture file that cannot be read (bad magic, a truncated record) raises
+``"decoded"``. A capture cut off in the middle of a frame (a capture tool stopped mid-write) gives
+the messages of the frames before the cut, and :attr:`CaptureSummary.cut` says where it ends. Only
+a capture file that cannot be read (bad magic, a bad file header, a corrupt record) raises
 :class:`CaptureError`. :class:`CaptureSummary` accounts for every frame and every message.
 """
 
@@ -31,6 +33,7 @@ import dpkt
 from mqspec import mqqb
 from mqspec.clauses import clause
 from mqspec.model.errors import DecodeError
+from mqspec.wording import plural
 
 MSMQ_PORT = 1801
 REPLICATION_QUEUE = "mqis_queue$"  # MC-MQDSRP 1.9 REPLICATION_QUEUE_NAME
@@ -41,11 +44,14 @@ _MAX_RECORD = 1 << 24  # a classic pcap record longer than this is corruption, n
 
 
 class CaptureError(Exception):
-    """A capture file that cannot be read; ``frame`` 0 means the file header."""
+    """A capture file that cannot be read; ``frame`` 0 means the file header.
 
-    def __init__(self, path: Path | str, frame: int, reason: str) -> None:
+    ``cut`` is True when the file ends inside frame ``frame`` (the frames before it are whole).
+    """
+
+    def __init__(self, path: Path | str, frame: int, reason: str, *, cut: bool = False) -> None:
         super().__init__(path, frame, reason)
-        self.path, self.frame, self.reason = str(path), frame, reason
+        self.path, self.frame, self.reason, self.cut = str(path), frame, reason, cut
 
     def __str__(self) -> str:
         where = f"frame {self.frame}" if self.frame else "file header (before frame 1)"
@@ -84,6 +90,8 @@ class CaptureSummary:
     errors: int = 0
     skipped: Counter[str] = attrs.Factory(Counter)
     stream_bytes_skipped: int = 0
+    #: where the capture is cut off ("FILE: frame 34: truncated frame: ..."), None when whole
+    cut: str | None = None
 
     @property
     def skipped_frames(self) -> int:
@@ -113,13 +121,19 @@ def scan_capture(path: Path, lenient: bool = False) -> tuple[list[dict[str, Any]
     """Decode every MQSD, MQDSRP and MQCN message in the capture at ``path``.
 
     Rows are ordered by the frame that completed each message. Raises CaptureError only for
-    a file that is not a readable pcap/pcapng capture.
+    a file that is not a readable pcap/pcapng capture; a capture cut off mid-frame gives the
+    rows of the frames before the cut, and the summary's ``cut`` names where it ends.
     """
     path = Path(path)
     scan = _Scan(lenient)
     linktype, frames = read_frames(path)
-    for frame in frames:
-        scan.frame(linktype, frame)
+    try:
+        for frame in frames:
+            scan.frame(linktype, frame)
+    except CaptureError as exc:
+        if not exc.cut:
+            raise
+        scan.summary.cut = str(exc)
     scan.finish_streams()
     if not scan.summary.reconciles:  # a bookkeeping bug in this module, never the capture's fault
         raise RuntimeError(f"capture summary does not reconcile: {scan.summary.to_json()}")
@@ -172,14 +186,14 @@ def _classic(path: Path, data: bytes) -> tuple[int, Iterator[Frame]]:
         while pos < len(data):
             number += 1
             if len(data) - pos < 16:
-                raise CaptureError(path, number, f"truncated record header: {len(data) - pos} of 16 bytes")
+                raise CaptureError(path, number, f"truncated record header: {len(data) - pos} of 16 bytes", cut=True)
             sec, frac, caplen, wirelen = record.unpack_from(data, pos)
             if caplen > _MAX_RECORD:
                 raise CaptureError(path, number, f"record claims {caplen} captured bytes: corrupt file")
             pos += 16
             if len(data) - pos < caplen:
                 raise CaptureError(
-                    path, number, f"truncated frame: record says {caplen} bytes, file has {len(data) - pos}"
+                    path, number, f"truncated frame: record says {plural(caplen, 'byte')}, file has {len(data) - pos}", cut=True
                 )
             yield Frame(number, sec + frac / scale, data[pos : pos + caplen], max(wirelen, caplen))
             pos += caplen
@@ -205,7 +219,7 @@ def _pcapng(path: Path, data: bytes) -> tuple[int, Iterator[Frame]]:
             except StopIteration:
                 return
             except (ValueError, struct.error, dpkt.UnpackError) as exc:
-                raise CaptureError(path, number, f"truncated or malformed pcapng block: {exc}") from exc
+                raise CaptureError(path, number, f"truncated or malformed pcapng block: {exc}", cut=True) from exc
             yield Frame(number, float(ts), bytes(buf), len(buf))
 
     return linktype, frames()
@@ -380,7 +394,7 @@ class _Scan:
         """MS-MQSD 2.1: one TopologyClientRequest or TopologyServerReply per UDP datagram (E-028)."""
         self.summary.datagrams += 1
         if missing > 0:
-            reason = f"datagram cut short by the capture: {len(payload)} bytes kept, {missing} lost"
+            reason = f"datagram cut short by the capture: {plural(len(payload), 'byte')} kept, {missing} lost"
             self.add_row(frame.number, frame.time, src, dst, "mqsd", error=reason)
             return
         self._decoded_row(frame.number, frame.time, src, dst, "mqsd", lambda: decode_datagram(payload, self.lenient))
@@ -428,16 +442,18 @@ class _Scan:
                 if k + 1 < len(runs):
                     gap_end = runs[k + 1].start
                     have = len(run.data) - tail
-                    lost = f"{have} bytes of a packet before it are lost" if have else "whole packets may be lost"
+                    lost = (f"{plural(have, 'byte')} of a packet before it {'is' if have == 1 else 'are'} lost"
+                            if have else "whole packets may be lost")
+                    gap = plural(gap_end - run.start - len(run.data), "byte")
                     self._stream_error(direction, run, run.start + len(run.data),
                                        f"the capture lacks TCP stream bytes {run.start + len(run.data)}.."
-                                       f"{gap_end - 1} ({gap_end - run.start - len(run.data)} bytes); {lost}")
+                                       f"{gap_end - 1} ({gap}); {lost}")
                 elif tail < len(run.data):
                     at = run.start + tail
                     size = _declared_size(run.data, tail)
                     what = f"a {size}-byte MQQB packet" if size else "an MQQB BaseHeader"
                     self._stream_error(direction, run, run.start + len(run.data),
-                                       f"the capture ends {len(run.data) - tail} bytes into {what} "
+                                       f"the capture ends {plural(len(run.data) - tail, 'byte')} into {what} "
                                        f"at stream offset {at}")
 
     def _stream_error(self, direction: _Direction, run: _Run, upto: int, reason: str) -> None:

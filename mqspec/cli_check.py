@@ -16,6 +16,8 @@ from typing import Any, NoReturn
 
 import click
 
+from mqspec.wording import plural
+
 
 def _fail(kind: str, text: str) -> NoReturn:
     # the same one-line shape as mqspec.cli.fail (not imported: cli.py imports this module)
@@ -58,16 +60,16 @@ def _print(report: Any, *, coverage: bool = True) -> None:
     for t in report.traces:
         nodes = sum(1 for state in t.nodes.values() if state.startswith(("conformant", "divergent")))
         head = f"{t.path}: {t.trace_id}:"
-        clauses = f", {_plural(len(t.coverage), 'clause')} exercised" if coverage else ""
+        clauses = f", {plural(len(t.coverage), 'clause')} exercised" if coverage else ""
         notes = [f"  note: {n}" for n in t.notes]
         if t.verdict == "conformant":
-            click.echo(f"{head} conformant ({_plural(t.events, 'event')}, {t.checked} checked, "
-                       f"{_plural(nodes, 'node')} replayed{clauses})")
+            click.echo(f"{head} conformant ({plural(t.events, 'event')}, {t.checked} checked, "
+                       f"{plural(nodes, 'node')} replayed{clauses})")
             for note in notes:
                 click.echo(note)
             continue
         if t.verdict == "nothing-checked":
-            click.echo(f"{head} NOTHING CHECKED: none of its {_plural(t.events, 'event')} could be replayed or "
+            click.echo(f"{head} NOTHING CHECKED: none of its {plural(t.events, 'event')} could be replayed or "
                        "compared (declare the nodes' roles, mqsd or mqcn, and log their events); "
                        "this is no evidence of conformance")
             continue
@@ -96,10 +98,6 @@ def _print(report: Any, *, coverage: bool = True) -> None:
     covered = report.coverage
     click.echo(f"coverage: {len(covered)} of {report.registered} registered clauses exercised"
                + (": " + ", ".join(f"{c.document} {c.section}" for c in covered) if covered else ""))
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _short(value: Any) -> str:
@@ -134,24 +132,42 @@ def from_pcap(pcap: str, output: str, nodes: tuple[str, ...], topology: str | No
         name, sep, address = item.partition("=")
         if not sep or not name or not address:
             _fail("usage", f"--node takes NAME=ADDRESS, not {item!r}")
-        names[address] = name
+        names[_ip_address(address, f"--node {item}")] = name
     declarations: list[dict[str, Any]] = []
     if topology is not None:
         try:
-            data = json.loads(Path(topology).read_text(encoding="utf-8"))
+            data = json.loads(Path(topology).read_text(encoding="utf-8-sig"))
         except OSError as exc:
             _fail("error", f"{topology}: {exc.strerror}")
         except ValueError as exc:
             _fail("json error", f"{topology}: {exc}")
+        except RecursionError:
+            _fail("json error", f"{topology}: nested too deeply")
         declarations = data.get("nodes") if isinstance(data, dict) else data
         if not isinstance(declarations, list) or not all(isinstance(d, dict) and "name" in d for d in declarations):
             _fail("usage", f"{topology}: a topology is a list of node declarations with a name")
+        for i, decl in enumerate(declarations):
+            addresses = decl.get("addresses", [])
+            if not isinstance(addresses, list):
+                _fail("usage", f"{topology}: nodes[{i}].addresses: expected a list of IP addresses")
+            decl["addresses"] = [_ip_address(a, f"{topology}: nodes[{i}].addresses[{j}]")
+                                 for j, a in enumerate(addresses)]
     try:
         text = convert(pcap, trace_id=trace_id, names=names, topology=declarations, lenient=lenient)
     except CaptureError as exc:
         _fail("capture error", str(exc))
     _write(output, text)
-    click.echo(f"{output}: {text.count(chr(10))} lines")
+    click.echo(f"{output}: {plural(text.count(chr(10)), 'line')}")
+
+
+def _ip_address(text: object, where: str) -> str:
+    """An IPv4 or IPv6 address as a capture shows it (``999.1.1.1`` is a usage error)."""
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_address(text))  # type: ignore[arg-type]
+    except ValueError:
+        _fail("usage", f"{where}: {text!r} is not an IP address")
 
 
 @trace.command("record")
@@ -186,7 +202,7 @@ def record(scenario: str, output: str, mode: str, seed: int) -> None:
         _fail("error", f"{output}: {exc.strerror}")
     except sc.ScenarioError as exc:
         _fail("scenario error", f"{scenario}: {exc}")
-    click.echo(f"{output}: {lines} lines")
+    click.echo(f"{output}: {plural(lines, 'line')}")
 
 
 @trace.command("schema")

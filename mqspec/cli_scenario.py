@@ -15,6 +15,8 @@ from typing import Any, NoReturn
 
 import click
 
+from mqspec.wording import plural
+
 from mqspec.refimpl.effects import Mode
 
 
@@ -84,7 +86,7 @@ def run(file: str, mode: str, seed: int, trace_path: str | None, as_json: bool, 
     else:
         _summary(result)
         if watch is not None:
-            click.echo(f"invariants: {watch.checks} checks ({watch.quiescent_checks} at quiescence), "
+            click.echo(f"invariants: {plural(watch.checks, 'check')} ({watch.quiescent_checks} at quiescence), "
                        + (f"{len(violated)} violated" if violated else "every invariant held"))
     for failure in result.failures:
         click.echo(f"mqspec: expectation failed: {file}: {failure}", err=True)
@@ -129,8 +131,8 @@ def _summary(result: Any) -> None:
     console = Console()
     console.print(table)
     problems = result.problems
-    verdict = "converged" if not problems else f"NOT converged ({len(problems)} problems)"
-    console.print(f"{verdict}; {world.now:.0f} simulated seconds, {world.messages_processed} messages")
+    verdict = "converged" if not problems else f"NOT converged ({plural(len(problems), 'problem')})"
+    console.print(f"{verdict}; {world.now:.0f} simulated seconds, {plural(world.messages_processed, 'message')}")
     for line in problems[:5]:
         console.print(f"  {line}", markup=False, highlight=False)
     if len(problems) > 5:

@@ -28,6 +28,7 @@ import attrs
 from mqspec.model.errors import DecodeError, ModelError
 from mqspec.model.guid import Guid
 from mqspec.model.wire import Reader, check_range, pack_u16, pack_u32
+from mqspec.wording import plural
 
 BASE = "MS-MQMQ 2.2.19.1"
 USER = "MS-MQMQ 2.2.19.2"
@@ -439,7 +440,7 @@ def decode_user_message(data: bytes) -> UserMessage:
     # "PacketSize ... excludes the SessionHeader", which follows the packet when SH is set
     total = size + (SESSION_HEADER_SIZE if flags & BF_SESSION else 0)
     if total != len(data):
-        raise DecodeError("BaseHeader.PacketSize", 8, BASE, f"says {total} bytes, the packet has {len(data)}")
+        raise DecodeError("BaseHeader.PacketSize", 8, BASE, f"says {plural(total, 'byte')}, the packet has {len(data)}")
     session_header = data[size:] if flags & BF_SESSION else None
     r = Reader(data, 12, size)
     time_to_reach_queue = r.u32("BaseHeader.TimeToReachQueue", BASE)

@@ -47,6 +47,7 @@ from mqspec.model.guid import Guid
 from mqspec.model.propids import PROPIDS, ObjectType
 from mqspec.model.query import ColumnSet, Restriction, SortSet
 from mqspec.model.seqnum import MIN_SEQ_NUMBER, SequenceNumber
+from mqspec.wording import plural
 
 from .status import (
     MQ_ERROR,
@@ -478,7 +479,7 @@ class DirectoryStore:
         return len(self.objects)
 
     def __repr__(self) -> str:
-        return f"DirectoryStore({len(self.objects)} objects, {len(self._lookups)} open lookups)"
+        return f"DirectoryStore({plural(len(self.objects), 'object')}, {plural(len(self._lookups), 'open lookup')})"
 
 
 def _column_ids(columns: ColumnSet | Iterable[int]) -> list[int]:

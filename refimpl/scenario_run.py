@@ -18,6 +18,7 @@ import attrs
 from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
 from mqspec.model.propids import ObjectType
+from mqspec.wording import plural
 
 from . import status as st
 from .effects import Mode
@@ -182,7 +183,7 @@ class _Runner:
     def failure_lines(self) -> list[str]:
         lines = []
         for (where, message), (iteration, count) in self.failures.items():
-            more = f" (and in {count - 1} more iterations)" if count > 1 else ""
+            more = f" (and in {plural(count - 1, 'more iteration')})" if count > 1 else ""
             lines.append(f"{where}{_iteration(iteration)}: {message}{more}")
         return lines
 
@@ -431,7 +432,8 @@ class _Runner:
         for node in check["at"]:
             n = self.counter.directory[(node, check["operation"])]
             if not check["count"].holds(n):
-                out.append(f"{node} raised {n} directory {check['operation']} events, expected {check['count']}")
+                out.append(f"{node} raised {plural(n, 'directory ' + check['operation'] + ' event')}, "
+                           f"expected {check['count']}")
         return out
 
 

@@ -429,8 +429,7 @@ def good_capture() -> bytes:
         (b"", "file header (before frame 1): empty file"),
         (b"GIF89a" + bytes(40), "file header (before frame 1): not a pcap or pcapng file"),
         (good_capture()[:20], "file header (before frame 1): truncated file header"),
-        (good_capture()[:-10], "frame 3: truncated frame"),
-        (good_capture()[: 24 + 2 * (16 + 94) + 7], "frame 3: truncated record header"),
+        (good_capture()[:24] + struct.pack("<IIII", 0, 0, 1 << 25, 1 << 25) + bytes(40), "frame 1: record claims"),
         (good_capture()[:20] + struct.pack("<I", 147) + good_capture()[24:], "unsupported link type 147"),
     ],
 )
@@ -441,6 +440,23 @@ def test_malformed_capture_files_raise_capture_error(tmp_path, data, needle):
     with pytest.raises(CaptureError) as err:
         decode_capture(path)
     assert str(err.value).startswith(f"{path}: ") and needle in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("data", "needle"),
+    [
+        (good_capture()[:-10], "frame 3: truncated frame"),
+        (good_capture()[: 24 + 2 * (16 + 94) + 7], "frame 3: truncated record header"),
+    ],
+)
+def test_a_capture_cut_off_keeps_the_frames_before_the_cut(tmp_path, data, needle):
+    """A capture that ends inside frame 3 gives the messages of frames 1 and 2, and its summary names the cut."""
+    path = tmp_path / "cut.pcap"
+    path.write_bytes(data)
+    rows, summary = scan_capture(path)
+    assert [r["frame"] for r in rows] == [1, 2] and all("decoded" in r for r in rows)
+    assert summary.frames == 2 and summary.cut is not None and summary.cut.startswith(f"{path}: {needle}")
+    assert summary.reconciles
 
 
 def test_missing_file_raises_capture_error(tmp_path):
@@ -467,10 +483,37 @@ def test_cli_decodes_a_capture_to_json(tmp_path):
 
 
 def test_cli_reports_a_bad_capture_in_one_line_with_exit_2(tmp_path):
-    """A truncated capture makes ``mqspec decode --pcap`` print one stderr line and exit 2."""
+    """A capture whose file header is cut makes ``mqspec decode --pcap`` print one stderr line and exit 2."""
+    path = tmp_path / "bad.pcap"
+    path.write_bytes(good_capture()[:20])
+    out = subprocess.run([MQSPEC, "decode", "--pcap", str(path)], capture_output=True, text=True)
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "capture error" in lines[0] and str(path) in lines[0] and "file header" in lines[0]
+
+
+def test_cli_decodes_a_cut_capture_then_warns(tmp_path):
+    """A capture cut off in frame 3 prints the two messages before the cut, then one warning line naming frame 3."""
     path = tmp_path / "cut.pcap"
     path.write_bytes(good_capture()[:-1])
     out = subprocess.run([MQSPEC, "decode", "--pcap", str(path)], capture_output=True, text=True)
-    assert out.returncode == 2
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and "capture error" in lines[0] and str(path) in lines[0] and "frame 3" in lines[0]
+    assert out.returncode == 0
+    assert [r["frame"] for r in json.loads(out.stdout)] == [1, 2]
+    assert out.stderr.splitlines() == [f"mqspec: warning: {path}: frame 3: truncated frame: record says 94 bytes, "
+                                       "file has 93; the capture ends there (cut off?): decoded the 2 frames before it"]
+
+
+def test_cli_pcap_protocol_filters_and_other_inputs_are_usage_errors(tmp_path):
+    """With --pcap, --protocol keeps that protocol's rows; --hex, a FILE or --example beside it is a usage error."""
+    packet = mqqb.build_user_message(REPLICATION, mqdsrp.encode(change_propagation(1)))
+    path = tmp_path / "ok.pcap"
+    write_pcap(path, [udp_frame("10.0.0.1", 1801, "10.0.0.2", 1801, examples_mqsd.CLIENT_REQUEST),
+                      *connection(packet, segment_size=100)])
+    for protocol, expected in (("mqsd", ["mqsd"]), ("mqdsrp", ["mqdsrp"]), ("mqcn", [])):
+        out = subprocess.run([MQSPEC, "decode", "--pcap", str(path), "-p", protocol], capture_output=True, text=True)
+        assert out.returncode == 0 and [r["protocol"] for r in json.loads(out.stdout)] == expected
+    for extra, named in ((["--hex", "00"], "--hex and --pcap"), ([str(path)], "FILE and --pcap"),
+                         (["--example", "client_request"], "--pcap and --example")):
+        out = subprocess.run([MQSPEC, "decode", "--pcap", str(path), *extra], capture_output=True, text=True)
+        assert out.returncode == 2 and out.stdout == ""
+        assert out.stderr.splitlines() == [f"mqspec: usage: give one of --hex, FILE, --pcap and --example, not {named}"]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mqspec.wording import plural
+
 ABSENT = "(absent)"
 
 
@@ -29,7 +31,8 @@ def _walk(expected: Any, actual: Any, path: str, out: list[dict[str, Any]]) -> N
         return
     if isinstance(expected, list) and isinstance(actual, list):
         if len(expected) != len(actual):
-            out.append({"field": path, "expected": f"{len(expected)} elements", "actual": f"{len(actual)} elements"})
+            out.append({"field": path, "expected": plural(len(expected), "element"),
+                        "actual": plural(len(actual), "element")})
         for i in range(max(len(expected), len(actual))):
             _walk(expected[i] if i < len(expected) else ABSENT, actual[i] if i < len(actual) else ABSENT,
                   f"{path}[{i}]", out)

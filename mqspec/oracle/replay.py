@@ -66,6 +66,7 @@ from mqspec.refimpl.transport import (
     replication_queue_direct,
 )
 from mqspec.refimpl.world import World, fire_timer
+from mqspec.wording import plural
 
 from . import attribution
 from .attribution import ClauseEffects, responsible
@@ -302,7 +303,7 @@ class NodeReplay:
         self._diverge(Divergence(
             index, self.name, "output-differs",
             f"{self.name} sends {_message_name(actual)} to {record['to']} that differs from the reference's "
-            f"{_message_name(best.message)} to {best.fields['to']} ({len(diff)} fields, first {first})",
+            f"{_message_name(best.message)} to {best.fields['to']} ({plural(len(diff), 'field')}, first {first})",
             expected=expected, actual=to_json(actual), diff=tuple(diff), clause=responsible(best.stack),
             via=best.stack, cause=best.input_index))
 

@@ -30,6 +30,7 @@ from mqspec.refimpl.mqdsrp_state import (
     DirectoryPartition,
     QueueManager,
 )
+from mqspec.wording import plural
 
 #: the 3.1.1 element each top-level part of a state describes (for divergence reports)
 STATE_SECTIONS = {
@@ -168,8 +169,8 @@ def _compare_multiset(diffs: list[StateDiff], part: str, given: list[dict[str, A
     extra = sorted((mine - theirs).elements(), key=repr)
     diffs.append(StateDiff(
         part,
-        [dict(zip(keys, t)) for t in missing] if keys else f"{len(items)} elements",
-        [dict(zip(keys, t)) for t in extra] if keys else f"{len(given)} elements",
+        [dict(zip(keys, t)) for t in missing] if keys else plural(len(items), "element"),
+        [dict(zip(keys, t)) for t in extra] if keys else plural(len(given), "element"),
     ))
 
 

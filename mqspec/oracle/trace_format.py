@@ -367,17 +367,20 @@ def _check_declaration(node: dict[str, Any], path: str, line: int, prefix: str) 
 
 
 def read_lines(path: str | Path, text: str | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, validated record) for every non-blank line of an NDJSON file."""
+    """(line number, validated record) for every non-blank line of an NDJSON file.
+
+    A UTF-8 byte-order mark at the start (logs written on Windows often have one) is skipped.
+    """
     name = str(path)
     if text is None:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = Path(path).read_text(encoding="utf-8-sig")
         except OSError as exc:
             raise TraceError(name, 0, "(file)", exc.strerror or str(exc)) from exc
         except UnicodeDecodeError as exc:
             raise TraceError(name, 0, "(file)", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     loads = json.loads
-    for number, raw in enumerate(text.splitlines(), 1):
+    for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
         if not raw.strip():
             continue
         try:

@@ -28,6 +28,7 @@ import attrs
 from mqspec.model.errors import DecodeError
 from mqspec.model.jsonform import from_json, to_json
 from mqspec.refimpl.effects import Mode
+from mqspec.wording import plural
 
 from .handler_schema import HANDLER_SCHEMA
 from .manifest import FORMAT_VERSION, KINDS, MANIFEST_SCHEMA, validate
@@ -110,7 +111,7 @@ def json_diff(expected: Any, actual: Any, path: str = "") -> str | None:
             if found:
                 return found
         if len(expected) != len(actual):
-            return f"{path}: expected {len(expected)} items, got {len(actual)}"
+            return f"{path}: expected {plural(len(expected), 'item')}, got {len(actual)}"
         return None
     return None if expected == actual else f"{path or '/'}: expected {_short(expected)}, got {_short(actual)}"
 

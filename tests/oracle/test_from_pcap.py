@@ -153,3 +153,55 @@ def test_bad_input_exits_2_with_one_line(tmp_path, args):
 def test_host_strips_the_port_of_either_address_family():
     """The server of an endpoint is its address without the port, IPv6 brackets removed."""
     assert (host("10.0.0.1:1801"), host("[fe80::1]:1801")) == ("10.0.0.1", "fe80::1")
+
+
+@pytest.mark.parametrize(
+    ("args", "topology", "message"),
+    [
+        (["--node", "PEC0=999.1.1.1"], None, "usage: --node PEC0=999.1.1.1: '999.1.1.1' is not an IP address"),
+        (["--node", "PEC0=pec0.example"], None, "'pec0.example' is not an IP address"),
+        ([], '{"nodes": [{"name": "PEC0", "addresses": ["10.0.0.256"]}]}',
+         "topology.json: nodes[0].addresses[0]: '10.0.0.256' is not an IP address"),
+        ([], '{"nodes": [{"name": "PEC0", "addresses": "10.0.0.1"}]}',
+         "topology.json: nodes[0].addresses: expected a list of IP addresses"),
+        ([], "[" * 3000 + "]" * 3000, "json error: {topo}: nested too deeply"),
+    ],
+)
+def test_bad_addresses_and_deep_topologies_exit_2_with_one_line(tmp_path, sends, args, topology, message):
+    """An address that is not an IP address (in --node or a topology) or a topology nested 3,000 deep is one line, exit 2."""
+    pcap, topo = tmp_path / "c.pcap", tmp_path / "topology.json"
+    replication_capture(pcap, sends[:1])
+    extra = []
+    if topology is not None:
+        topo.write_text(topology)
+        extra = ["--topology", str(topo)]
+    result = CliRunner().invoke(trace, ["from-pcap", str(pcap), "-o", str(tmp_path / "o.ndjson"), *args, *extra])
+    assert result.exit_code == 2 and result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and message.format(topo=topo) in lines[0], lines
+    assert not (tmp_path / "o.ndjson").exists()
+
+
+def test_ipv6_and_ipv4_node_addresses_are_accepted(tmp_path, sends):
+    """--node takes IPv4 and IPv6 addresses (written in any valid form) and names the server at it."""
+    pcap, out = tmp_path / "c.pcap", tmp_path / "c.ndjson"
+    replication_capture(pcap, sends[:1])
+    result = CliRunner().invoke(trace, ["from-pcap", str(pcap), "-o", str(out), "--node", "Pec=10.0.0.1",
+                                        "--node", "Other=fe80:0::1"])
+    assert result.exit_code == 0, result.output
+    declared = {n["name"] for n in json.loads(out.read_text().splitlines()[0])["nodes"]}
+    assert "Pec" in declared and "10.0.0.1" not in declared
+
+
+def test_a_trace_with_a_utf8_byte_order_mark_is_read(tmp_path, sends):
+    """A trace file that starts with a UTF-8 byte-order mark (as Windows tools write) checks like the same file without it."""
+    pcap, out = tmp_path / "c.pcap", tmp_path / "c.ndjson"
+    replication_capture(pcap, sends)
+    assert CliRunner().invoke(trace, ["from-pcap", str(pcap), "-o", str(out)]).exit_code == 0
+    bom = tmp_path / "bom.ndjson"
+    bom.write_bytes(b"\xef\xbb\xbf" + out.read_bytes())
+    plain, marked = CliRunner().invoke(check, [str(out)]), CliRunner().invoke(check, [str(bom)])
+    assert plain.exit_code == marked.exit_code == 0, marked.output
+    assert marked.output.replace(str(bom), str(out)) == plain.output
+    assert [t.events for t in load(bom)] == [t.events for t in load(out)]
