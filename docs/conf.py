@@ -23,7 +23,7 @@ extensions = [
     "mqspec_autodoc",
 ]
 autodoc_member_order = "bysource"
-autodoc_typehints = "description"
+autodoc_typehints = "signature"  # types once, in the signature (no second "Parameters" list)
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False}
 nitpicky = False
 html_theme = "furo"

@@ -35,9 +35,11 @@ STATE_CLASSES = (
 
 
 def _words(sections: list[mev.Section]) -> dict[str, tuple[str, str]]:
-    """Lower-cased word -> (its spelling in the text, the first section using it)."""
+    """Lower-cased word -> (its spelling in the text, the abstract data model section that defines it, or else
+    the first section of chapters 2 and 3 that uses it)."""
     out: dict[str, tuple[str, str]] = {}
-    for s in sections:
+    model = [s for s in sections if re.match(r"3\.\d+\.1(\.|$)", s.section)]
+    for s in model + sections:
         if not s.section.startswith(("2", "3")):
             continue
         for word in re.findall(r"\b[A-Za-z][A-Za-z0-9]+\b", s.text):
@@ -70,7 +72,8 @@ class NamesDirective(Directive):
                 xref = addnodes.pending_xref("", refdomain="py", reftype="obj", reftarget=path, refexplicit=True)
                 xref += nodes.literal(text=f"{cls.__name__}.{field.name}")
                 rows.append([nodes.literal(text=spelling), xref, section_link(document, section)])
-        out: list[nodes.Node] = [_table(["in the text", "in mqspec", "first used in"], rows, "names-table")]
+        out: list[nodes.Node] = [_table(["in the text", "in mqspec", "defined in (or first used in)"], rows,
+                                        "names-table")]
         if missing:
             out.append(para("Fields with no name in the text (mqspec's own bookkeeping, or named differently): ",
                             ", ".join(m.rsplit(".", 2)[-2] + "." + m.rsplit(".", 1)[-1] for m in missing), "."))
