@@ -327,14 +327,8 @@ class _TraceCheck:
 
     def push(self, index: int, line: int, record: dict[str, Any]) -> bool:
         """Take event ``index``; False once the trace needs no more events."""
-        if self.done or index == 0:
-            return not self.done
-        self._event(index, line, record)
-        return not self.done
-
-    def _event(self, index: int, line: int, record: dict[str, Any]) -> None:  # noqa: C901 - the dispatch, in one place
         kind = record["event"]
-        if index < self.first and self.on_event is None and kind in _REPLAYED:
+        if index < self.first and kind in _REPLAYED and self.on_event is None and index:
             # the common case, first: an MC-MQDSRP event before any divergence
             unit = self.replays[record["node"]]
             try:
@@ -342,11 +336,18 @@ class _TraceCheck:
             except InputError as exc:
                 raise TraceError(self.path, line, exc.field, exc.reason) from None
             except Exception as exc:  # noqa: BLE001 - the reference failed on this event: its own outcome
-                self.failure, self.done = (index, line, kind, exc), True
-                return
+                self.failure, self.done, self.first = (index, line, kind, exc), True, -1  # -1: no fast path
+                return False
             if unit.divergence is not None and unit.divergence.index < self.first:
                 self.first = unit.divergence.index
-            return
+            return True
+        if self.done or index == 0:
+            return not self.done
+        self._event(index, line, record)
+        return not self.done
+
+    def _event(self, index: int, line: int, record: dict[str, Any]) -> None:
+        kind = record["event"]
         if index > self.first:
             # past the first divergence, only an output still owed by an earlier input can
             # diverge earlier (a missing output): follow the nodes that owe one, then stop
@@ -375,7 +376,7 @@ class _TraceCheck:
         except InputError as exc:
             raise TraceError(self.path, line, exc.field, exc.reason) from None
         except Exception as exc:  # noqa: BLE001 - the reference failed on this event: its own outcome, never "passed"
-            self.failure, self.done = (index, line, kind, exc), True
+            self.failure, self.done, self.first = (index, line, kind, exc), True, -1
             return
         if unit.divergence is not None and unit.divergence.index < self.first:
             self.first = unit.divergence.index
