@@ -2,7 +2,9 @@
 
 Every message :func:`mqspec.capture.scan_capture` finds becomes events of the published format:
 
-* an MS-MQSD datagram: a ``datagram`` event (``direction`` send) at its sender;
+* an MS-MQSD datagram: a ``datagram`` event (``direction`` send) at its sender and, unless it
+  was broadcast, one (``direction`` receive) at its destination: a destination declared with
+  ``"mqsd": {"role": "server", ...}`` in the topology has its replies checked against 3.2.5.1;
 * an MC-MQDSRP message to a replication queue: a ``send`` at its sender (with the MSMQ properties
   the capture shows: destination queue, priority, class, administration and response queues,
   hash algorithm) and a ``receive`` at its destination; an acknowledgment or Nack (class not
@@ -141,8 +143,11 @@ def _events(row: dict[str, Any], t: float, node: Any) -> list[dict[str, Any]]:
     src, dst = node(row["src"]), node(row["dst"])
     body = raw["bytes"].hex()
     if protocol == "mqsd":
-        return [{"event": "datagram", "t": t, "node": src, "direction": "send", "from": row["src"],
-                 "to": row["dst"], "body": body, "transport": "ip"}]
+        common = {"event": "datagram", "t": t, "from": row["src"], "to": row["dst"], "body": body, "transport": "ip"}
+        sent = {**common, "node": src, "direction": "send"}
+        if host(row["dst"]).endswith(".255"):
+            return [sent]  # a broadcast: which servers received it, the capture does not say
+        return [sent, {**common, "node": dst, "direction": "receive"}]
     message: mqqb.UserMessage | None = raw.get("message")
     queue = message.format_name("destination") if message is not None else row.get("queue")
     klass = message.properties.message_class if message is not None else row.get("message_class", 0)

@@ -88,10 +88,33 @@ def test_mqsd_datagrams_become_datagram_events_checked_against_the_codec(tmp_pat
                       udp_frame("10.0.0.1", 1801, "10.0.0.9", 1801, examples_mqsd.REPLY_LOCAL_SITE[:-2])])
     (converted,) = load("d.ndjson", convert(path, names={"10.0.0.1": "DC1"}))
     datagrams = [e for e in converted.events if e["event"] == "datagram"]
-    assert [(e["node"], e["direction"]) for e in datagrams] == [("10.0.0.9", "send"), ("DC1", "send")]
+    assert [(e["node"], e["direction"]) for e in datagrams] == [("10.0.0.9", "send"), ("DC1", "send"),
+                                                                ("10.0.0.9", "receive")]
     assert datagrams[0]["body"] == examples_mqsd.CLIENT_REQUEST.hex()
     d = check_text(convert(path, names={"10.0.0.1": "DC1"}))[0].divergence
     assert (d.index, d.node, d.kind, d.clause.document) == (2, "DC1", "decode", "MS-MQSD")
+
+
+@covers("MS-MQSD", "3.2.5.1")
+def test_a_captured_mqsd_server_declared_in_the_topology_is_checked_against_3_2_5_1(tmp_path):
+    """With an mqsd server declaration, a captured exchange is replayed: the section 4 reply conforms, a
+    reply with another CorrelationID diverges naming 3.2.5.1."""
+    from mqspec.model import mqsd
+
+    request, reply = examples_mqsd.CLIENT_REQUEST, examples_mqsd.REPLY_LOCAL_SITE
+    parsed = mqsd.decode(request)
+    topology = [{"name": "DC1", "addresses": ["10.0.0.1"],
+                 "mqsd": {"role": "server", "enterprise": str(parsed.enterprise_id), "site": str(parsed.site_id),
+                          "connected_networks": [str(g) for g in mqsd.decode(reply).connected_networks]}}]
+    wrong = bytearray(reply)
+    wrong[4] ^= 0xFF  # the first byte of CorrelationID
+    for body, verdict in ((reply, "conformant"), (bytes(wrong), "divergent")):
+        path = tmp_path / "x.pcap"
+        write_pcap(path, [udp_frame("10.0.0.9", 50000, "10.0.0.1", 1801, request),
+                          udp_frame("10.0.0.1", 1801, "10.0.0.9", 50000, body)])
+        report = check_text(convert(path, topology=topology))[0]
+        assert report.verdict == verdict, report.to_json()
+    assert report.divergence.clause.section == "3.2.5.1" and report.divergence.diff[0]["field"] == "correlation_id"
 
 
 @covers("MS-MQCN", "2.1")
