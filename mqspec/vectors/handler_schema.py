@@ -1,5 +1,8 @@
 """The JSON Schema of a handler vector's files: ``pre.json``/``post.json``, ``event.json``, ``effects.json``.
 
+A state is an MC-MQDSRP directory server (``mqdsrp_state``) or an MS-MQSD server or client
+(``mqsd_server``, ``mqsd_client``: their ``side`` says which); an effect is one of either's.
+
 :data:`HANDLER_SCHEMA` (draft 2020-12) is written to ``handler.schema.json`` at the top of a
 vectors tree; its ``$defs`` ``state``, ``event`` and ``effects`` are the three documents (the
 state is the same shape before and after). The runner validates every handler case's files
@@ -33,7 +36,7 @@ def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
 
 _STR, _INT, _BOOL, _NUM = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}, {"type": "number"}
 _REF = {name: {"$ref": f"#/$defs/{name}"} for name in (
-    "guid", "seq", "tagged", "property", "partition", "neighbor", "state", "timer", "effect")}
+    "guid", "seq", "tagged", "property", "partition", "neighbor", "state", "timer", "effect", "mqdsrp_state")}
 
 _PARTITION = _obj({
     "partition_id": _REF["guid"], "authority_name": _nullable(_STR),
@@ -80,11 +83,45 @@ _STATE = _obj({
     "last_seq_number_header_sent": {"type": "array", "items": _obj({"machine": _STR, "scope": _STR, "time": _NUM})},
 }, description="one directory server's state (MC-MQDSRP 3.1.1 and mqspec's runtime attributes)")
 
+# --- MS-MQSD (mqspec.vectors.handlers_mqsd) --------------------------------------------------------
+
+_SERVER_ENTRY = _obj({"name": _STR, "ip": _BOOL, "ipx": _BOOL})
+_NETWORK = _obj({"name": _STR, "ras": _BOOL}, description="a network address of the client (3.1.1.2)")
+_GUIDS = {"type": "array", "items": _REF["guid"]}
+_REPLY = _obj({"correlation_id": _REF["guid"], "connected_networks": _GUIDS, "connected_network_mask": _INT,
+               "responding_site_id": _nullable(_REF["guid"]), "servers": {"type": "array", "items": _SERVER_ENTRY}},
+              description="a TopologyServerReply (MS-MQSD 2.2.3), field by field")
+_MQSD_SERVER = _obj({
+    "side": {"const": "server"}, "enterprise_identifier": _REF["guid"], "site_identifier": _REF["guid"],
+    "directory_server_list": {"type": "array", "items": _SERVER_ENTRY}, "connected_network_identifier_list": _GUIDS,
+    "listening": _BOOL, "terminated": _BOOL,
+}, description="an MS-MQSD server's state (3.2.1) and its thread (3.2.5)")
+_MQSD_CLIENT = _obj({
+    "side": {"const": "client"}, "enterprise_identifier": _REF["guid"], "site_identifier": _REF["guid"],
+    "directory_server_list": {"type": "array", "items": _STR}, "connected_network_identifier_list": _GUIDS,
+    "request_id": _nullable(_REF["guid"]), "last_successful_network_address": _nullable(_NETWORK),
+    "valid_last_successful_network_address": _BOOL, "last_topology_server_reply": _nullable(_REPLY),
+    "topology_server_reply_received": _BOOL, "network_address_list": {"type": "array", "items": _NETWORK},
+    "number_of_network_addresses": _INT, "current_network_index": _INT, "wait_for_response_timeout": _NUM,
+    "earlier_network_reply": _nullable(_REPLY),
+}, description="an MS-MQSD client's state (3.1.1)")
+_MQSD_EFFECT = {"oneOf": [
+    _obj({"effect": {"enum": ["StartTimer", "CancelTimer"]}, "node": _STR, "timer": {"const": "wait_for_response"},
+          "delay": _NUM}, optional=("delay",), description="the Wait For Response Timer (3.1.2.1)"),
+    {"type": "object", "required": ["effect", "node"],
+     "properties": {"effect": {"enum": ["BroadcastRequest", "DirectoryServerListResult", "SendReply", "OpenSocket",
+                                        "CloseSocket", "TerminateThread", "PacketDiscarded"]},
+                    "node": _STR, "data_hex": {"type": "string", "pattern": "^([0-9a-f]{2})*$"}},
+     "description": "an MS-MQSD effect with its class's fields (refimpl/mqsd_effects.py); data_hex: the packet sent"},
+]}
+
 _ARG_TYPES = ["partition", "neighbor", "message", "change", "changes", "properties", "guid", "seq", "int", "bool",
-              "str", "bytes", "object_type", "scope", "ack", "wait_key"]
+              "str", "bytes", "object_type", "scope", "ack", "wait_key",
+              # MS-MQSD
+              "transport", "network", "networks", "new_guid", "request"]
 
 _EVENT = _obj({
-    "handler": _STR, "document": {"const": "MC-MQDSRP"}, "section": {"type": "string", "pattern": "^[0-9.]+$"},
+    "handler": _STR, "document": {"enum": ["MC-MQDSRP", "MS-MQSD"]}, "section": {"type": "string", "pattern": "^[0-9.]+$"},
     "mode": {"enum": ["clarified", "literal", "both"],
              "description": "both: the two readings give the same outcome; run in either"},
     "now": _NUM,
@@ -124,8 +161,11 @@ HANDLER_SCHEMA: dict[str, Any] = {
                    "description": "a decoded structure, tagged with its name (as in the codec vectors)"},
         "property": _obj({"propid": _STR, "value": {}},
                          description="{propid: PROPID name, value: in the shape of the PROPID's VARTYPE}"),
-        "partition": _PARTITION, "neighbor": _NEIGHBOR, "state": _STATE, "event": _EVENT, "timer": _TIMER,
-        "effect": _EFFECT,
+        "partition": _PARTITION, "neighbor": _NEIGHBOR, "mqdsrp_state": _STATE, "event": _EVENT, "timer": _TIMER,
+        "mqdsrp_effect": _EFFECT, "mqsd_server": _MQSD_SERVER, "mqsd_client": _MQSD_CLIENT, "mqsd_effect": _MQSD_EFFECT,
+        "state": {"oneOf": [{"$ref": "#/$defs/mqdsrp_state"}, {"$ref": "#/$defs/mqsd_server"},
+                            {"$ref": "#/$defs/mqsd_client"}]},
+        "effect": {"oneOf": [{"$ref": "#/$defs/mqdsrp_effect"}, {"$ref": "#/$defs/mqsd_effect"}]},
         "effects": _obj({"effects": {"type": "array", "items": _REF["effect"]}, "returned": {}}),
     },
 }

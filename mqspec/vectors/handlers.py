@@ -143,13 +143,15 @@ def handler_sections() -> list[str]:
 
 @attrs.frozen
 class Situation:
-    """One branch of one handler: ``build()`` returns the queue manager and the arguments by name."""
+    """One branch of one handler: ``build()`` returns the state (a queue manager, or an MS-MQSD server
+    or client) and the arguments by name."""
 
     handler: str
     name: str
     description: str
-    build: Callable[[], tuple[QueueManager, dict[str, Any]]]
+    build: Callable[[], tuple[Any, dict[str, Any]]]
     now: float = 0.0
+    document: str = DOC
 
 
 SITUATIONS: list[Situation] = []
@@ -168,6 +170,21 @@ def situation(handler: str, name: str, *, now: float = 0.0) -> Callable[[Callabl
     return register
 
 
+def mqsd_situation(handler: str, name: str, *, now: float = 0.0) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register an MS-MQSD situation (:mod:`.handlers_mqsd`); as :func:`situation` otherwise."""
+    from .handlers_mqsd import DOC as MQSD, MQSD_HANDLERS
+
+    if handler not in MQSD_HANDLERS:
+        raise KeyError(f"no handler {handler!r} in the MS-MQSD vector handler table")
+
+    def register(build: Callable[..., Any]) -> Callable[..., Any]:
+        description = (build.__doc__ or "").strip().splitlines()[0]
+        SITUATIONS.append(Situation(handler, name, description, build, now, MQSD))
+        return build
+
+    return register
+
+
 def all_situations() -> list[Situation]:
     """Every registered situation (importing the situation modules registers them)."""
     from . import (  # noqa: F401  (imported for their registrations)
@@ -176,11 +193,13 @@ def all_situations() -> list[Situation]:
         situations_common,
         situations_guards,
         situations_guards_objects,
+        situations_guards_replies,
+        situations_mqsd,
         situations_objects,
         situations_server,
     )
 
-    names = [(s.handler, s.name) for s in SITUATIONS]
+    names = [(s.document, s.handler, s.name) for s in SITUATIONS]
     if len(names) != len(set(names)):
         raise ValueError("two situations share a handler and a name")
     return list(SITUATIONS)
@@ -201,6 +220,10 @@ def event_json(spec: HandlerSpec, qm: QueueManager, args: dict[str, Any], mode: 
 
 def run_event(pre: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
     """Rebuild the state of ``pre.json``, run the event of ``event.json``, return post, effects, result."""
+    if event["document"] != DOC:
+        from . import handlers_mqsd
+
+        return handlers_mqsd.run_event(pre, event)
     qm = qm_from_json(pre)
     spec = HANDLERS[event["handler"]]
     declared = [(a["name"], a["type"]) for a in event["args"]]
@@ -230,11 +253,26 @@ class HandlerVector:
 
     @property
     def section(self) -> str:
-        return HANDLERS[self.situation.handler].section
+        return self.event["section"]  # type: ignore[no-any-return]
+
+    @property
+    def document(self) -> str:
+        return self.situation.document
 
 
 def build_vector(s: Situation, mode: Mode) -> HandlerVector:
     """Build the situation, write its state as JSON, and run the handler on the state rebuilt from it."""
+    if s.document != DOC:
+        from . import handlers_mqsd
+
+        state, args = s.build()
+        pre = handlers_mqsd.state_to_json(state)
+        event = handlers_mqsd.event_json(handlers_mqsd.MQSD_HANDLERS[s.handler], args, mode.value, s.now)
+        if handlers_mqsd.state_to_json(handlers_mqsd.state_from_json(pre)) != pre:
+            raise ValueError(f"{s.handler}/{s.name}: the state does not survive its JSON form")
+        outcome = run_event(pre, event)
+        return HandlerVector(s, mode.value, pre, event, outcome["post"],
+                             {"effects": outcome["effects"], "returned": outcome["returned"]})
     qm, args = s.build()
     spec = HANDLERS[s.handler]
     pre = qm_to_json(qm)

@@ -59,3 +59,11 @@ def test_equivalent_mutants_are_named_with_a_reason():
     existing = {m.name for f in mutation.handler_functions() for m in mutation.mutants_of(f)}
     assert sorted(set(listed) - existing) == []
     assert all(len(reason) > 40 for reason in listed.values())
+
+
+@pytest.mark.slow
+def test_no_handler_has_a_surviving_mutant(handler_tree: Path):
+    """Every mutant of every MC-MQDSRP handler is killed by a vector or listed as equivalent, and no listing is stale."""
+    result = mutation.report(mutation.run_mutants(handler_tree))
+    assert result["mutants"] > 600
+    assert result["survivors"] == [] and result["stale_equivalents"] == []

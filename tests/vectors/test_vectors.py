@@ -232,11 +232,27 @@ def test_version_and_index_name_the_format(tree: Path):
 
 def test_every_handler_section_has_vectors_in_both_modes(tree: Path):
     """Every MC-MQDSRP handler of the clause registry has a clarified and a literal vector (or one for both)."""
-    have = {(m["section"], mode) for m in manifests(tree) if m["kind"] == "handler"
+    have = {(m["section"], mode) for m in manifests(tree) if m["kind"] == "handler" and m["document"] == "MC-MQDSRP"
             for mode in (("clarified", "literal") if m["mode"] == "both" else (m["mode"],))}
     sections = handler_sections()
     assert len(sections) > 40
     assert [s for s in sections if (s, "clarified") not in have or (s, "literal") not in have] == []
+
+
+def test_every_mqsd_handler_has_vectors(tree: Path):
+    """Every MS-MQSD handler event of the clause registry (client and server) has handler vectors."""
+    from mqspec.clauses import load_all
+    from mqspec.vectors.handlers_mqsd import MQSD_HANDLERS
+
+    have = {(m["section"], m["handler"]) for m in manifests(tree) if m["kind"] == "handler"
+            and m["document"] == "MS-MQSD"}
+    registered = {c.section for c in load_all() if c.document == "MS-MQSD" and c.code.startswith("refimpl/mqsd_")}
+    handler_sections = {h.section for h in MQSD_HANDLERS.values()}
+    # 3.1.1 and 3.2.1 are the data models (classes), every other registered section is a handler here
+    assert sorted(registered - handler_sections) == ["3.1.1", "3.2.1"]
+    assert {(h.section, h.name) for h in MQSD_HANDLERS.values()} <= have
+    assert all(case.startswith("handler/ms-mqsd/") for case in
+               (m["case"] for m in manifests(tree) if m["kind"] == "handler" and m["document"] == "MS-MQSD"))
 
 
 def test_identical_readings_make_one_vector_and_different_ones_two(tree: Path):
