@@ -173,21 +173,25 @@ def _entry(kind: str, detail: Any) -> Clause | None:
     return None
 
 
-# --- the function during which a field changed ------------------------------------------------
+# --- profile hooks over one input's handlers --------------------------------------------------
 
 
-class FieldWatch:
-    """A profile hook: the innermost registered function during which ``value()`` changed.
+class _Watch:
+    """A profile hook around one input's handlers that sees each registered function called and
+    returning: :meth:`entered` when it is called (its value is kept), :meth:`left` when it returns
+    (with the kept value and the depth of the registered calls still open)."""
 
-    Installed with :func:`sys.setprofile` around one input's handlers; ``changed_in`` is the
-    clause stack (innermost first) of the first registered function to return with the value
-    different from when it was called. Slow, and used only to explain a divergent snapshot.
-    """
-
-    def __init__(self, value: Callable[[], Any]) -> None:
-        self.value = value
+    def __init__(self) -> None:
         self.calls: list[tuple[CodeType, Any]] = []
-        self.changed_in: tuple[Clause, ...] | None = None
+
+    def wanted(self, clause: Clause) -> bool:
+        return True
+
+    def entered(self, frame: FrameType, clause: Clause) -> Any:
+        raise NotImplementedError
+
+    def left(self, frame: FrameType, clause: Clause, kept: Any, depth: int) -> None:
+        raise NotImplementedError
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
         if event not in ("call", "return"):
@@ -196,18 +200,17 @@ class FieldWatch:
         found = _BY_CODE.get(code, False)
         if found is False:
             found = clause_of_code(code)
-        if found is None:
+        if found is None or not self.wanted(found):
             return
         if event == "call":
-            self.calls.append((code, self.value()))
+            self.calls.append((code, self.entered(frame, found)))
             return
         while self.calls and self.calls[-1][0] is not code:
             self.calls.pop()  # an exception unwound frames without a return event
         if not self.calls:
             return
-        _, before = self.calls.pop()
-        if self.changed_in is None and self.value() != before:
-            self.changed_in = clause_stack(frame, None)
+        _, kept = self.calls.pop()
+        self.left(frame, found, kept, len(self.calls))
 
     def run(self, action: Callable[[], None]) -> None:
         previous = sys.getprofile()
@@ -218,7 +221,28 @@ class FieldWatch:
             sys.setprofile(previous)
 
 
-class DecisionWatch:
+class FieldWatch(_Watch):
+    """A profile hook: the innermost registered function during which ``value()`` changed.
+
+    Installed with :func:`sys.setprofile` around one input's handlers; ``changed_in`` is the
+    clause stack (innermost first) of the first registered function to return with the value
+    different from when it was called. Slow, and used only to explain a divergent snapshot.
+    """
+
+    def __init__(self, value: Callable[[], Any]) -> None:
+        super().__init__()
+        self.value = value
+        self.changed_in: tuple[Clause, ...] | None = None
+
+    def entered(self, frame: FrameType, clause: Clause) -> Any:
+        return self.value()
+
+    def left(self, frame: FrameType, clause: Clause, kept: Any, depth: int) -> None:
+        if self.changed_in is None and self.value() != kept:
+            self.changed_in = clause_stack(frame, None)
+
+
+class DecisionWatch(_Watch):
     """A profile hook: the registered functions that ran for one input and emitted no output.
 
     An output the reference never makes, after an input, breaks the rule that decided to make
@@ -231,39 +255,20 @@ class DecisionWatch:
     """
 
     def __init__(self) -> None:
-        self.calls: list[tuple[CodeType, Clause, int, Any]] = []  # code, clause, outputs so far, effects list
+        super().__init__()
         self.silent: list[tuple[int, int, Clause]] = []  # (depth, order, clause)
 
-    def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
-        if event not in ("call", "return"):
-            return
-        code = frame.f_code
-        found = _BY_CODE.get(code, False)
-        if found is False:
-            found = clause_of_code(code)
-        if found is None or not found.code.startswith("refimpl/") or not found.section.startswith("3."):
-            return
-        if event == "call":
-            ctx = frame.f_locals.get("ctx")
-            effects = getattr(ctx, "effects", None)
-            self.calls.append((code, found, _outputs(effects), effects))
-            return
-        while self.calls and self.calls[-1][0] is not code:
-            self.calls.pop()
-        if not self.calls:
-            return
-        _, clause, before, effects = self.calls.pop()
-        if (effects is not None and _outputs(effects) == before
-                and (clause.document, clause.section) not in GENERIC):
-            self.silent.append((len(self.calls), len(self.silent), clause))
+    def wanted(self, clause: Clause) -> bool:
+        return clause.code.startswith("refimpl/") and clause.section.startswith("3.")
 
-    def run(self, action: Callable[[], None]) -> None:
-        previous = sys.getprofile()
-        sys.setprofile(self)
-        try:
-            action()
-        finally:
-            sys.setprofile(previous)
+    def entered(self, frame: FrameType, clause: Clause) -> Any:
+        effects = getattr(frame.f_locals.get("ctx"), "effects", None)
+        return effects, _outputs(effects)
+
+    def left(self, frame: FrameType, clause: Clause, kept: Any, depth: int) -> None:
+        effects, before = kept
+        if effects is not None and _outputs(effects) == before and (clause.document, clause.section) not in GENERIC:
+            self.silent.append((depth, len(self.silent), clause))
 
     def decider(self) -> Clause | None:
         """The deepest registered function that ran and emitted nothing (None: every one emitted)."""

@@ -567,14 +567,24 @@ class NodeReplay:
             self._decode_divergence(index, record, exc)
 
     def _decode_divergence(self, index: int, record: dict[str, Any], exc: DecodeError) -> None:
-        from mqspec.clauses import load_all
+        self._diverge(decode_divergence(self.name, index, record, exc))
 
-        document, _, section = exc.section.partition(" ")
-        found = next((c for c in load_all() if c.document == document and c.section == section), None)
-        self._diverge(Divergence(
-            index, self.name, "decode", f"{self.name} sends bytes that are not a valid message: {exc}",
-            actual=record["body"], clause=found or Clause(document, section, "(not registered)", ""),
-            diff=({"field": exc.field, "offset": exc.offset, "reason": exc.reason},)))
+
+def clause_at(section: str) -> Clause | None:
+    """The registered clause of ``"MS-MQSD 3.2.5"`` and the like."""
+    from mqspec.clauses import load_all
+
+    document, _, number = section.partition(" ")
+    return next((c for c in load_all() if c.document == document and c.section == number), None)
+
+
+def decode_divergence(name: str, index: int, record: dict[str, Any], exc: DecodeError) -> Divergence:
+    """Bytes a node sent that do not decode, blamed on the structure's section."""
+    document, _, section = exc.section.partition(" ")
+    return Divergence(index, name, "decode", f"{name} sends bytes that are not a valid message: {exc}",
+                      actual=record["body"],
+                      clause=clause_at(exc.section) or Clause(document, section, "(not registered)", ""),
+                      diff=({"field": exc.field, "offset": exc.offset, "reason": exc.reason},))
 
 
 #: iAckRequested as the AcknowledgmentRequested bits the message carries (E-053)

@@ -35,18 +35,10 @@ from mqspec.refimpl.mqcn_effects import CreateQueue, DeleteQueue, Disregarded, U
 from mqspec.refimpl.mqcn_state import MappingDirectory, QueueManager, ReceivedMessage, ServerOptions
 
 from . import attribution
-from .replay import Divergence
-from .replay_mqsd import clause_at
+from .replay import Divergence, clause_at, decode_divergence
 
 _OPERATION = {CreateQueue: "create", UpdateQueue: "update", DeleteQueue: "delete",
               UpdateQueueManager: "update_queue_manager"}
-
-
-def _decode_divergence(name: str, index: int, record: dict[str, Any], exc: DecodeError) -> Divergence:
-    document, _, section = exc.section.partition(" ")
-    return Divergence(index, name, "decode", f"{name} sends bytes that are not a valid message: {exc}",
-                      actual=record["body"], clause=clause_at(exc.section) or Clause(document, section, "(not registered)", ""),
-                      diff=({"field": exc.field, "offset": exc.offset, "reason": exc.reason},))
 
 
 class MqcnDirectoryReplay:
@@ -73,7 +65,7 @@ class MqcnDirectoryReplay:
         try:
             message = mqcn.decode_body(bytes.fromhex(record["body"]))
         except DecodeError as exc:
-            self.divergence = _decode_divergence(self.name, index, record, exc)
+            self.divergence = decode_divergence(self.name, index, record, exc)
             return
         if self.version is not None and int(message.version) != self.version:
             self.divergence = Divergence(

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from mqspec.clauses import Clause
 from mqspec.model import mqsd
 from mqspec.model.errors import DecodeError
 from mqspec.model.guid import Guid
@@ -42,7 +41,7 @@ from mqspec.refimpl.mqsd_effects import PacketDiscarded, SendReply, Transport
 
 from . import attribution
 from .diff import field_diff
-from .replay import Divergence
+from .replay import Divergence, clause_at, decode_divergence
 
 #: header fields no MUST binds in a server's reply (MS-MQSD 2.2.1; E-020)
 POLICY_FIELDS = ("TopologyPacketHeader.Version", "TopologyPacketHeader.Reserved")
@@ -68,21 +67,6 @@ def decode_sent(data: bytes) -> tuple[Any, str | None]:
         message = mqsd.decode(data, lenient=True)  # raises for anything else wrong
         return message, f"{exc.field} is {data[0] if exc.offset == 0 else int.from_bytes(data[2:4], 'little'):#x}: " \
                         + POLICY_NOTE
-
-
-def clause_at(section: str) -> Clause | None:
-    """The registered clause of ``"MS-MQSD 3.2.5"`` and the like."""
-    from mqspec.clauses import load_all
-
-    document, _, number = section.partition(" ")
-    return next((c for c in load_all() if c.document == document and c.section == number), None)
-
-
-def decode_divergence(name: str, index: int, record: dict[str, Any], exc: DecodeError) -> Divergence:
-    document, _, section = exc.section.partition(" ")
-    return Divergence(index, name, "decode", f"{name} sends bytes that are not a valid message: {exc}",
-                      actual=record["body"], clause=clause_at(exc.section) or Clause(document, section, "(not registered)", ""),
-                      diff=({"field": exc.field, "offset": exc.offset, "reason": exc.reason},))
 
 
 class _Reply:

@@ -367,65 +367,35 @@ def _check_declaration(node: dict[str, Any], path: str, line: int, prefix: str) 
 
 
 def read_lines(path: str | Path, text: str | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, validated record) for every non-blank line of an NDJSON file.
+    """(line number, validated record) for every non-blank line of an NDJSON file (or of ``text``)."""
+    from .source import LineSource
 
-    A UTF-8 byte-order mark at the start (logs written on Windows often have one) is skipped.
-    """
-    name = str(path)
-    if text is None:
-        try:
-            text = Path(path).read_text(encoding="utf-8-sig")
-        except OSError as exc:
-            raise TraceError(name, 0, "(file)", exc.strerror or str(exc)) from exc
-        except UnicodeDecodeError as exc:
-            raise TraceError(name, 0, "(file)", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    loads = json.loads
-    for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), 1):
-        if not raw.strip():
-            continue
-        try:
-            record = loads(raw)
-        except ValueError as exc:  # json.JSONDecodeError, and RecursionError's cousins
-            raise TraceError(name, number, "(line)", f"not JSON: {exc}") from exc
-        except RecursionError:
-            raise TraceError(name, number, "(line)", "not JSON: nested too deeply") from None
-        yield number, validate(record, name, number)
+    source = LineSource.from_path(path) if text is None else LineSource.from_text(text, str(path))
+    return source.records()
 
 
 def load(path: str | Path, text: str | None = None) -> list[Trace]:
-    """Every trace of one file, in order of first appearance; TraceError for a malformed line.
+    """Every trace of one file, in memory, in order of first appearance; TraceError for a malformed line.
 
-    Checks what a line alone cannot show: each trace starts with its header, has one header,
-    declares each node before its events, and its clock never runs backwards.
+    Checks what a line alone cannot show (:func:`mqspec.oracle.source.survey`): each trace starts
+    with its header, has one header, declares each node before its events, and its clock never
+    runs backwards. ``mqspec check`` does not load traces: it streams them.
     """
-    name = str(path)
+    from .source import LineSource, survey
+
+    source = LineSource.from_path(path) if text is None else LineSource.from_text(text, str(path))
     traces: dict[str, Trace] = {}
-    declared: dict[str, set[str]] = {}
-    last_t: dict[str, float] = {}
-    for number, record in read_lines(path, text):
-        tid = record["trace"]
-        kind = record["event"]
-        trace = traces.get(tid)
-        if trace is None:
-            if kind != "header":
-                raise TraceError(name, number, "event", f"trace {tid!r} must begin with a header, not {kind!r}")
-            traces[tid] = Trace(tid, name, [record], [number])
-            declared[tid] = {n["name"] for n in record.get("nodes", ())}
-            last_t[tid] = record["t"]
-            continue
-        if kind == "header":
-            raise TraceError(name, number, "event", f"trace {tid!r} already has a header (line {trace.lines[0]})")
-        if record["t"] < last_t[tid]:
-            raise TraceError(name, number, "t", f"{record['t']} is earlier than the previous event's {last_t[tid]}")
-        last_t[tid] = record["t"]
-        if kind == "node":
-            declared[tid].add(record["name"])
-        elif kind in AT_NODE and record["node"] not in declared[tid]:
-            raise TraceError(name, number, "node", f"{record['node']!r} is not declared (header nodes or a node event)")
-        trace.events.append(record)
-        trace.lines.append(number)
-    if not traces:
-        raise TraceError(name, 0, "(file)", "no trace lines")
+
+    def on_header(s: Any) -> Callable[[int, int, dict[str, Any]], None]:
+        trace = traces[s.trace_id] = Trace(s.trace_id, source.name, [s.header], [s.first_line])
+
+        def keep(index: int, line: int, record: dict[str, Any]) -> None:
+            trace.events.append(record)
+            trace.lines.append(line)
+
+        return keep
+
+    survey(source, on_header)
     return list(traces.values())
 
 
