@@ -117,11 +117,18 @@ def _covers_args(deco: ast.expr) -> Iterable[tuple[str, str]]:
         yield (deco.args[0].value, deco.args[1].value)
 
 
+def tests_available() -> bool:
+    """True in a source checkout; an installed mqspec has no tests/ to count (its ``site-packages``
+    may hold another project's ``tests``, hence the check for the checkout's pyproject.toml)."""
+    return (_ROOT / "pyproject.toml").is_file() and (_ROOT / "tests").is_dir()
+
+
 def report() -> list[dict[str, Any]]:
-    """The joined view printed by ``mqspec clauses --json``."""
-    tests = test_references() if (_ROOT / "tests").is_dir() else {}
+    """The joined view printed by ``mqspec clauses --json``; ``tests`` is None without a source checkout."""
+    tests = test_references() if tests_available() else None
     return [
-        {**attrs.asdict(c), "tests": tests.get((c.document, c.section), [])} for c in load_all()
+        {**attrs.asdict(c), "tests": tests.get((c.document, c.section), []) if tests is not None else None}
+        for c in load_all()
     ]
 
 

@@ -229,9 +229,12 @@ def clauses(as_json: bool) -> None:
     if as_json:
         emit(rows)
         return
+    counted = all(row["tests"] is not None for row in rows)
+    if not counted:
+        click.echo("mqspec: note: test counts need a source checkout (an installed mqspec has no tests/)", err=True)
     for row in rows:
-        tests = plural(len(row["tests"]), "test")
-        click.echo(f"{row['document']:10} {row['section']:10} {row['title'][:44]:44} {row['code']}  ({tests})")
+        tests = f"  ({plural(len(row['tests']), 'test')})" if counted else ""
+        click.echo(f"{row['document']:10} {row['section']:10} {row['title'][:44]:44} {row['code']}{tests}")
 
 
 @main.command()

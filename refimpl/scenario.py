@@ -192,8 +192,14 @@ def load(path: str | Path) -> Scenario:
         raise ScenarioError("", exc.strerror or str(exc)) from None
     except UnicodeDecodeError:
         raise ScenarioError("", "not UTF-8 text") from None
+    return parse(read_text(text, p), p.stem)
+
+
+def read_text(text: str, path: str | Path = "scenario.yaml") -> object:
+    """The data of a scenario file's text: JSON for a ``.json`` path, YAML (with YAML 1.2 numbers)
+    otherwise; a ScenarioError names the line of a syntax error."""
     try:
-        if p.suffix.lower() == ".json":
+        if Path(path).suffix.lower() == ".json":
             data = json.loads(text)
         else:
             data = yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader)
@@ -207,7 +213,7 @@ def load(path: str | Path) -> Scenario:
         raise ScenarioError("", f"{where}{getattr(exc, 'problem', None) or exc}") from None
     except (ValueError, OverflowError) as exc:  # a YAML date such as 2020-13-45
         raise ScenarioError("", f"a value cannot be read: {exc}") from None
-    return parse(data, p.stem)
+    return data
 
 
 _TOO_DEEP = "nested too deeply to read (a scenario nests a few levels, not thousands)"

@@ -17,6 +17,7 @@ writes) and the run's result (``expected.json``: what ``mqspec scenario run --js
 
 from __future__ import annotations
 
+import importlib
 import io
 import random
 import re
@@ -25,14 +26,14 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 
 from mqspec.refimpl import scenario as sc
 from mqspec.refimpl.effects import Mode
 from mqspec.oracle.trace_format import FORMAT_VERSION as TRACE_FORMAT  # noqa: F401  (the runner and writer read it here)
 from mqspec.refimpl.scenario_run import trace_id
 
-SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
+#: the scenario files: scenarios/ of a source checkout, installed with mqspec as mqspec.scenarios
+SCENARIO_DIR = Path(importlib.import_module("mqspec.scenarios").__file__ or "scenarios").parent
 
 
 @attrs.frozen
@@ -101,7 +102,7 @@ def scenario_files(folder: Path = SCENARIO_DIR) -> list[tuple[str, Path]]:
 
 def _file_vector(source: str, path: Path, mode: Mode, seed: int = 0) -> ScenarioVector:
     text = path.read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = sc.read_text(text, path)
     if source == "example":
         document, section = "MC-MQDSRP", path.stem.split("-", 1)[0]
     else:

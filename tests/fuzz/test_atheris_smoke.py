@@ -53,7 +53,7 @@ def test_harness_covers_the_three_protocols():
 @pytest.mark.slow
 def test_atheris_runs_20000_inputs_without_a_crash(tmp_path):
     """Seeded with valid encodings, 20,000 libFuzzer runs end with exit code 0 (no crash)."""
-    pytest.importorskip("atheris")
+    pytest.importorskip("atheris", reason="atheris (the fuzz extra) is not installed: .venv/bin/pip install -e '.[fuzz]'")
     corpus = tmp_path / "corpus"
     written = subprocess.run(
         [sys.executable, str(HARNESS), "--write-corpus", str(corpus)],
