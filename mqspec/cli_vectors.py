@@ -13,11 +13,32 @@ from typing import NoReturn
 
 import click
 
+from mqspec.wording import plural
+
 
 def _fail(kind: str, text: str) -> NoReturn:
     # the same one-line shape as mqspec.cli.fail (not imported: cli.py imports this module)
     click.echo(f"mqspec: {kind}: {text}", err=True)
     sys.exit(2)
+
+
+def _progress(line: str) -> None:
+    click.echo(f"mqspec vectors: {line}", err=True)
+
+
+def _note_skipped(folder: Path) -> None:
+    """Say which scenario files of ``folder`` make no vectors (only the sources the vectors README names do)."""
+    from mqspec.vectors.scenarios import scenario_files
+
+    try:
+        used = {path.resolve() for _source, path in scenario_files(folder)}
+    except FileNotFoundError:
+        return
+    skipped = sorted(p for suffix in ("*.yaml", "*.yml", "*.json") for p in folder.rglob(suffix)
+                     if p.resolve() not in used)
+    for path in skipped:
+        click.echo(f"mqspec: note: {path} is skipped: scenario vectors are made of 4.*.yaml (examples), "
+                   "e<NNN>-*.yaml and counterexamples/*.yaml (counterexamples)", err=True)
 
 
 def _kinds(text: str) -> tuple[str, ...]:
@@ -32,7 +53,8 @@ def _kinds(text: str) -> tuple[str, ...]:
 
 @click.command()
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False), metavar="DIR",
-              help="Where to write the tree (new, empty, or an earlier vectors tree, which is replaced).")
+              help="Where to write the tree (new, empty, or an earlier vectors tree: the files it generated "
+                   "are replaced, any other file is left in place).")
 @click.option("--kinds", default="codec,handler,scenario", show_default=True, metavar="LIST",
               help="Which kinds of vectors: codec, handler, scenario.")
 @click.option("--reduced", is_flag=True, help="The fast subset: fewer random codec cases and scenario runs.")
@@ -41,20 +63,35 @@ def _kinds(text: str) -> tuple[str, ...]:
 @click.option("--check", is_flag=True, help="Then run mqspec's vector runner over the tree.")
 @click.option("--check-only", is_flag=True, help="Do not generate: only run the runner over the tree in DIR.")
 def vectors(out: str, kinds: str, reduced: bool, scenario_dir: str | None, check: bool, check_only: bool) -> None:
-    """Write test vectors: codec bytes, MC-MQDSRP handler runs and scenario traces, one directory per case."""
+    """Write test vectors: codec bytes, MC-MQDSRP handler runs and scenario traces, one directory per case.
+
+    The full set takes about a minute and writes about half a gigabyte (most of it scenario
+    traces); --reduced writes a fast subset. Progress goes to stderr.
+    """
+    from mqspec.refimpl.scenario import ScenarioError
     from mqspec.vectors.runner import run_all
     from mqspec.vectors.writer import OutputError, generate
 
     chosen = _kinds(kinds)
     if not check_only:
+        if scenario_dir is not None and "scenario" in chosen:
+            _note_skipped(Path(scenario_dir))
+        kept: list[Path] = []
         try:
-            index = generate(out, chosen, reduced=reduced, scenarios=Path(scenario_dir) if scenario_dir else None)
+            index = generate(out, chosen, reduced=reduced, scenarios=Path(scenario_dir) if scenario_dir else None,
+                             progress=_progress, kept=kept)
         except OutputError as exc:
             _fail("error", str(exc))
         except OSError as exc:
             _fail("error", f"{exc.filename or out}: {exc.strerror}")
-        counts = ", ".join(f"{n} {k}" for k, n in index["counts"].items() if k in chosen)
-        click.echo(f"wrote {len(index['cases'])} cases ({counts}) to {out}")
+        except ScenarioError as exc:
+            _fail("scenario error", str(exc))
+        if kept:
+            shown = ", ".join(str(p) for p in kept[:3]) + (", ..." if len(kept) > 3 else "")
+            click.echo(f"mqspec: note: left {plural(len(kept), 'file')} in {out} that mqspec did not write: {shown}",
+                       err=True)
+        counts = ", ".join(plural(n, k) for k, n in index["counts"].items() if k in chosen)
+        click.echo(f"wrote {plural(len(index['cases']), 'case')} ({counts}) to {out}")
     if not (check or check_only):
         return
     if not Path(out).is_dir():
@@ -65,6 +102,6 @@ def vectors(out: str, kinds: str, reduced: bool, scenario_dir: str | None, check
     stale = report.stale_files()
     for path in stale[:20]:
         click.echo(f"mqspec: stale file (no check reads it): {path}", err=True)
-    click.echo(f"checked {report.cases} cases: {report.passed} passed, {len(report.failures)} failures, "
-               f"{len(stale)} stale files")
+    click.echo(f"checked {plural(report.cases, 'case')}: {report.passed} passed, {plural(len(report.failures), 'failure')}, "
+               f"{plural(len(stale), 'stale file')}")
     sys.exit(0 if report.ok else 1)

@@ -22,8 +22,8 @@ trace).
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from pathlib import Path
 from string import Template
@@ -32,6 +32,7 @@ from typing import Any
 import attrs
 
 from mqspec import __version__
+from mqspec.wording import plural
 
 from .handler_schema import HANDLER_SCHEMA
 from .manifest import FORMAT_VERSION, KINDS, MANIFEST_SCHEMA
@@ -143,23 +144,40 @@ def scenario_cases(*, reduced: bool = False, folder: Path | None = None) -> Iter
         yield scenario_case(v)
 
 
-def all_cases(kinds: Iterable[str] = KINDS, *, reduced: bool = False, scenarios: Path | None = None) -> list[Case]:
-    """Every case of the chosen kinds, in path order."""
+def all_cases(kinds: Iterable[str] = KINDS, *, reduced: bool = False, scenarios: Path | None = None,
+              progress: Callable[[str], None] | None = None) -> list[Case]:
+    """Every case of the chosen kinds, in path order (``progress``: a line every few seconds, and per kind)."""
     kinds = tuple(kinds)
     unknown = set(kinds) - set(KINDS)
     if unknown:
         raise ValueError(f"unknown vector kinds {sorted(unknown)} (known: {', '.join(KINDS)})")
     cases: list[Case] = []
     if "codec" in kinds:
-        cases += codec_cases(reduced=reduced)
+        cases += _reported("codec", codec_cases(reduced=reduced), progress)
     if "handler" in kinds:
-        cases += handler_cases()
+        cases += _reported("handler", handler_cases(), progress)
     if "scenario" in kinds:
-        cases += scenario_cases(reduced=reduced, folder=scenarios)
+        cases += _reported("scenario", scenario_cases(reduced=reduced, folder=scenarios), progress)
     paths = [c.path for c in cases]
     if len(paths) != len(set(paths)):
         raise ValueError("two vector cases share a path")
     return sorted(cases, key=lambda c: c.path)
+
+
+def _reported(kind: str, cases: Iterable[Case], progress: Callable[[str], None] | None,
+              every: float = 5.0) -> list[Case]:
+    """The cases, with a progress line every ``every`` seconds (the case just built) and one at the end."""
+    if progress is None:
+        return list(cases)
+    out: list[Case] = []
+    start = last = time.monotonic()
+    for case in cases:
+        out.append(case)
+        if time.monotonic() - last >= every:
+            last = time.monotonic()
+            progress(f"{kind}: {plural(len(out), 'case')} so far ({case.path})")
+    progress(f"{kind}: {plural(len(out), 'case')} in {time.monotonic() - start:.1f} s")
+    return out
 
 
 # --- the tree ---------------------------------------------------------------------------------------
@@ -174,15 +192,72 @@ def is_vectors_tree(out: Path) -> bool:
     return version.is_file() and version.read_text(encoding="utf-8", errors="replace").startswith("format ")
 
 
-def prepare(out: Path) -> None:
-    """Make ``out`` an empty directory: new, empty, or a previous vectors tree (which is removed)."""
+#: the files write_tree writes at the top of a tree (and that an earlier generation may be replaced in)
+GENERATED_TOP_FILES = ("VERSION", "README.md", "index.json", "manifest.schema.json", "handler.schema.json",
+                       "propids.json")
+
+
+def generated_files(out: Path) -> set[Path]:
+    """The files an earlier generation wrote in the tree at ``out``: its top files, and each indexed case's
+    ``manifest.json`` and the files that manifest lists. OutputError when the index or a manifest cannot
+    be read (then which files mqspec wrote cannot be told)."""
+    root = out.resolve()
+    found = {root / name for name in GENERATED_TOP_FILES}
+    try:
+        index = json.loads((root / "index.json").read_text(encoding="utf-8"))
+        for entry in index["cases"]:
+            folder = root / entry["case"]
+            manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+            found |= {folder / "manifest.json", *(folder / name for name in manifest["files"])}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise OutputError(f"{out} holds a vectors tree whose index or manifests cannot be read ({exc}): cannot "
+                          "tell which files mqspec wrote; remove it yourself or choose another --out") from None
+    # a manifest naming a file outside its tree is not trusted to remove it
+    return {f for f in found if f.resolve().is_relative_to(root) and (f.is_file() or f.is_symlink())}
+
+
+def check_output(out: Path) -> None:
+    """OutputError unless ``out`` is new, an empty directory, or an earlier tree whose index can be read."""
     if out.exists() and not out.is_dir():
         raise OutputError(f"{out} is not a directory")
     if out.is_dir() and any(out.iterdir()):
         if not is_vectors_tree(out):
             raise OutputError(f"{out} is not empty and holds no vectors tree (no VERSION): refusing to overwrite it")
-        shutil.rmtree(out)
+        generated_files(out)
+
+
+def prepare(out: Path, new_files: Iterable[str] = ()) -> list[Path]:
+    """Make ``out`` ready for a tree: new, empty, or an earlier vectors tree, whose generated files are removed.
+
+    A command never deletes a file it did not write: files in an earlier tree that its index and
+    manifests do not list stay where they are, and their paths (relative to ``out``) are returned.
+    OutputError when ``out`` holds something but no vectors tree, or when one of the ``new_files``
+    (paths relative to ``out``) would overwrite a file mqspec did not write.
+    """
+    check_output(out)
+    kept: list[Path] = []
+    if out.is_dir() and any(out.iterdir()):
+        root = out.resolve()
+        generated = generated_files(out)
+        kept = sorted(p.relative_to(root) for p in root.rglob("*")
+                      if (p.is_file() or p.is_symlink()) and p not in generated)
+        clash = sorted(set(kept) & {Path(name) for name in new_files})
+        if clash:
+            raise OutputError(f"{out / clash[0]} was not written by mqspec and a new vector would overwrite it: "
+                              "move it, or choose another --out")
+        for path in generated:
+            path.unlink()
+        _remove_emptied(root, {p.parent for p in generated})
     out.mkdir(parents=True, exist_ok=True)
+    return kept
+
+
+def _remove_emptied(root: Path, folders: set[Path]) -> None:
+    """Remove each of ``folders`` (and its parents below ``root``) that removing the generated files emptied."""
+    for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
+        while folder != root and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+            folder = folder.parent
 
 
 def index_json(cases: list[Case]) -> dict[str, Any]:
@@ -204,7 +279,7 @@ def write_tree(out: Path, cases: list[Case]) -> dict[str, Any]:
     (out / "propids.json").write_bytes(dump_json(propids_json()))
     for case in cases:
         folder = out / case.path
-        folder.mkdir(parents=True)
+        folder.mkdir(parents=True, exist_ok=True)  # a user's file kept in an earlier case folder
         (folder / "manifest.json").write_bytes(dump_json(case.manifest()))
         for name, data in sorted(case.files.items()):
             (folder / name).write_bytes(data)
@@ -212,9 +287,21 @@ def write_tree(out: Path, cases: list[Case]) -> dict[str, Any]:
 
 
 def generate(out: str | Path, kinds: Iterable[str] = KINDS, *, reduced: bool = False,
-             scenarios: Path | None = None) -> dict[str, Any]:
-    """Build every case of ``kinds`` and write the tree to ``out``; returns the index."""
+             scenarios: Path | None = None, progress: Callable[[str], None] | None = None,
+             kept: list[Path] | None = None) -> dict[str, Any]:
+    """Build every case of ``kinds`` and write the tree to ``out``; returns the index.
+
+    ``progress`` receives a line now and then while the cases are built and written; ``kept``
+    receives the files of an earlier tree at ``out`` that mqspec did not write (left in place).
+    """
     out = Path(out)
-    cases = all_cases(kinds, reduced=reduced, scenarios=scenarios)
-    prepare(out)
+    check_output(out)  # before the minute the full set takes to build
+    cases = all_cases(kinds, reduced=reduced, scenarios=scenarios, progress=progress)
+    new_files = [*GENERATED_TOP_FILES, *(f"{c.path}/{name}" for c in cases for name in ("manifest.json", *c.files))]
+    left = prepare(out, new_files)
+    if kept is not None:
+        kept.extend(left)
+    if progress:
+        size = sum(len(data) for c in cases for data in c.files.values())
+        progress(f"writing {plural(len(cases), 'case')} ({size / 1e6:,.0f} MB) to {out}")
     return write_tree(out, cases)
