@@ -12,6 +12,7 @@ import sys
 import click
 
 from mqspec.cli_mqsd import MODE_OPTION, _fail, _required, parse_guid, parse_host_port, parse_server
+from mqspec.wording import plural
 
 
 @click.command()
@@ -64,7 +65,7 @@ def probe(to_text: str | None, enterprise_text: str | None, site_text: str | Non
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
         bad = sum(c.verdict != "conform" for c in report.cases)
-        click.echo(f"{report.target}: " + ("conformant" if not bad else f"{bad} of {len(report.cases)} cases diverge"))
+        click.echo(f"{report.target}: " + ("conformant" if not bad else f"{plural(bad, 'case')} of {len(report.cases)} diverge{'s' if bad == 1 else ''}"))
     sys.exit(0 if report.conformant else 1)
 
 

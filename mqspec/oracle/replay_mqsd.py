@@ -38,6 +38,7 @@ from mqspec.model.mqsd import DirectoryServiceServer, TopologyClientRequest, Top
 from mqspec.refimpl import mqsd_client, mqsd_server
 from mqspec.refimpl.effects import Context, Mode
 from mqspec.refimpl.mqsd_effects import PacketDiscarded, SendReply, Transport
+from mqspec.wording import plural
 
 from . import attribution
 from .diff import field_diff
@@ -182,7 +183,7 @@ class MqsdServerReplay:
             diff = [{"field": "(destination)", "expected": best.to, "actual": to}, *diff]
         first = diff[0]["field"]
         what = ("to another host than the request's sender" if first == "(destination)"
-                else f"that differs from the reference's ({len(diff)} fields, first {first})")
+                else f"that differs from the reference's ({plural(len(diff), 'field')}, first {first})")
         self._diverge(Divergence(
             index, self.name, "output-differs", f"{self.name} sends a {type(actual).__name__} {what}, "
             f"in answer to event {best.input_index}", expected=to_json(best.reply), actual=to_json(actual),

@@ -42,6 +42,8 @@ from typing import Any
 import attrs
 import yaml
 
+from mqspec.wording import plural
+
 #: seconds one mutant may run over its cases before it counts as killed (a loop that no longer ends)
 TIMEOUT = 10.0
 
@@ -288,7 +290,7 @@ def run_mutants(root: Path, *, functions: list[Callable[..., Any]] | None = None
                 outcomes.append(Outcome(mutant, "survived"))
         if progress:
             n = sum(1 for o in outcomes if o.mutant.function == function.__name__)
-            progress(f"{function.__name__}: {n} mutants over {len(mine)} cases in {time.monotonic() - started:.1f} s")
+            progress(f"{function.__name__}: {plural(n, 'mutant')} over {plural(len(mine), 'case')} in {time.monotonic() - started:.1f} s")
     return outcomes
 
 
