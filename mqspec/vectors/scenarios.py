@@ -32,8 +32,17 @@ from mqspec.refimpl.effects import Mode
 from mqspec.oracle.trace_format import FORMAT_VERSION as TRACE_FORMAT  # noqa: F401  (the runner and writer read it here)
 from mqspec.refimpl.scenario_run import trace_id
 
-#: the scenario files: scenarios/ of a source checkout, installed with mqspec as mqspec.scenarios
-SCENARIO_DIR = Path(importlib.import_module("mqspec.scenarios").__file__ or "scenarios").parent
+def _scenario_dir() -> Path:
+    """scenarios/ of a source checkout, installed with mqspec as package data (mqspec.scenarios)."""
+    try:
+        module = importlib.import_module("mqspec.scenarios")
+    except ModuleNotFoundError:  # an editable install made before scenarios/ became mqspec.scenarios
+        return Path(__file__).resolve().parents[2] / "scenarios"
+    return Path(module.__file__ or "scenarios").parent
+
+
+#: the scenario files the example and counterexample vectors run
+SCENARIO_DIR = _scenario_dir()
 
 
 @attrs.frozen
