@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from mqspec.cli_mqsd import MODE_OPTION, _fail, _required, parse_guid, parse_host_port, parse_server
+from mqspec.cli_mqsd import MODE_OPTION, Seconds, _fail, _required, parse_guid, parse_host_port, parse_server
 from mqspec.wording import plural
 
 
@@ -23,7 +23,7 @@ from mqspec.wording import plural
               help="An entry of the server's DirectoryServerList (repeatable; IP only by default).")
 @click.option("--connected-network", "network_texts", multiple=True, metavar="GUID",
               help="An entry of the server's ConnectedNetworkIdentifierList (repeatable).")
-@click.option("--timeout", type=click.FloatRange(min=0.01, max=60.0), default=1.0, show_default=True, metavar="S",
+@click.option("--timeout", type=Seconds(min=0.01, max=60.0), default=1.0, show_default=True, metavar="S",
               help="How long to wait for each reply (a due reply is asked for 3 times before it is judged missing).")
 @click.option("--json", "as_json", is_flag=True, help="Print {\"conformant\": bool, \"cases\": [...]}.")
 @MODE_OPTION

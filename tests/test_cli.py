@@ -30,6 +30,8 @@ def run_cli(*args, stdin=None):
          "mqspec: usage: Invalid value for '--timeout': 'nan' is not a number of seconds"),
         (["mqsd", "discover", "--to", "127.0.0.1:9", "--enterprise", GUID, "--site", GUID, "--timeout", "inf"],
          "mqspec: usage: Invalid value for '--timeout': inf is not in the range 0.001<=x<=3600.0."),
+        (["mqsd", "probe", "--to", "127.0.0.1:9", "--enterprise", GUID, "--site", GUID, "--connected-network", GUID,
+          "--timeout", "nan"], "mqspec: usage: Invalid value for '--timeout': 'nan' is not a number of seconds"),
         (["decode", "--protocol", "mqdsrp", "--hex", "00", "file"], "not --hex and FILE"),
     ],
 )
