@@ -1,7 +1,8 @@
 """The JSON Schema of a handler vector's files: ``pre.json``/``post.json``, ``event.json``, ``effects.json``.
 
-A state is an MC-MQDSRP directory server (``mqdsrp_state``) or an MS-MQSD server or client
-(``mqsd_server``, ``mqsd_client``: their ``side`` says which); an effect is one of either's.
+A state is an MC-MQDSRP directory server (``mqdsrp_state``), an MS-MQSD server or client
+(``mqsd_server``, ``mqsd_client``) or an MS-MQCN server's queue manager (``mqcn_queue_manager``);
+``side`` says which of the last three; an effect is one of theirs.
 
 :data:`HANDLER_SCHEMA` (draft 2020-12) is written to ``handler.schema.json`` at the top of a
 vectors tree; its ``$defs`` ``state``, ``event`` and ``effects`` are the three documents (the
@@ -106,8 +107,8 @@ _MQSD_CLIENT = _obj({
     "earlier_network_reply": _nullable(_REPLY),
 }, description="an MS-MQSD client's state (3.1.1)")
 _MQSD_EFFECT = {"oneOf": [
-    _obj({"effect": {"enum": ["StartTimer", "CancelTimer"]}, "node": _STR, "timer": {"const": "wait_for_response"},
-          "delay": _NUM}, optional=("delay",), description="the Wait For Response Timer (3.1.2.1)"),
+    _obj({"effect": {"enum": ["StartTimer", "CancelTimer"]}, "node": _STR, "timer": _STR, "delay": _NUM},
+         optional=("delay",), description="a timer by name: MS-MQSD's wait_for_response (3.1.2.1), MS-MQCN's batch"),
     {"type": "object", "required": ["effect", "node"],
      "properties": {"effect": {"enum": ["BroadcastRequest", "DirectoryServerListResult", "SendReply", "OpenSocket",
                                         "CloseSocket", "TerminateThread", "PacketDiscarded"]},
@@ -115,13 +116,32 @@ _MQSD_EFFECT = {"oneOf": [
      "description": "an MS-MQSD effect with its class's fields (refimpl/mqsd_effects.py); data_hex: the packet sent"},
 ]}
 
+# --- MS-MQCN (mqspec.vectors.handlers_mqcn) --------------------------------------------------------
+
+_MQCN_QUEUE_MANAGER = {
+    "type": "object", "required": ["side", "machine_name", "identifier", "queue_collection", "options"],
+    "properties": {"side": {"const": "queue_manager"}, "machine_name": _STR, "identifier": _REF["guid"],
+                   "queue_collection": {"type": "object", "description": "Queue.Identifier -> the queue's attributes"},
+                   "options": {"type": "object"}},
+    "description": "an MS-MQCN server's queue manager (3.2.1, 3.1.1.2.1) with its QueueCollection and options",
+}
+_MQCN_EFFECT = {
+    "type": "object", "required": ["effect", "node"],
+    "properties": {"effect": {"enum": ["OpenQueue", "CreateQueue", "UpdateQueue", "DeleteQueue", "UpdateQueueManager",
+                                       "DirectoryRead", "Disregarded", "IgnoredProperties", "EnqueueNotification"]},
+                   "node": _STR},
+    "description": "an MS-MQCN effect with its class's fields (refimpl/mqcn_effects.py)",
+}
+
 _ARG_TYPES = ["partition", "neighbor", "message", "change", "changes", "properties", "guid", "seq", "int", "bool",
               "str", "bytes", "object_type", "scope", "ack", "wait_key",
               # MS-MQSD
-              "transport", "network", "networks", "new_guid", "request"]
+              "transport", "network", "networks", "new_guid", "request",
+              # MS-MQCN
+              "notification", "directory"]
 
 _EVENT = _obj({
-    "handler": _STR, "document": {"enum": ["MC-MQDSRP", "MS-MQSD"]}, "section": {"type": "string", "pattern": "^[0-9.]+$"},
+    "handler": _STR, "document": {"enum": ["MC-MQDSRP", "MS-MQSD", "MS-MQCN"]}, "section": {"type": "string", "pattern": "^[0-9.]+$"},
     "mode": {"enum": ["clarified", "literal", "both"],
              "description": "both: the two readings give the same outcome; run in either"},
     "now": _NUM,
@@ -163,9 +183,11 @@ HANDLER_SCHEMA: dict[str, Any] = {
                          description="{propid: PROPID name, value: in the shape of the PROPID's VARTYPE}"),
         "partition": _PARTITION, "neighbor": _NEIGHBOR, "mqdsrp_state": _STATE, "event": _EVENT, "timer": _TIMER,
         "mqdsrp_effect": _EFFECT, "mqsd_server": _MQSD_SERVER, "mqsd_client": _MQSD_CLIENT, "mqsd_effect": _MQSD_EFFECT,
+        "mqcn_queue_manager": _MQCN_QUEUE_MANAGER, "mqcn_effect": _MQCN_EFFECT,
         "state": {"oneOf": [{"$ref": "#/$defs/mqdsrp_state"}, {"$ref": "#/$defs/mqsd_server"},
-                            {"$ref": "#/$defs/mqsd_client"}]},
-        "effect": {"oneOf": [{"$ref": "#/$defs/mqdsrp_effect"}, {"$ref": "#/$defs/mqsd_effect"}]},
+                            {"$ref": "#/$defs/mqsd_client"}, {"$ref": "#/$defs/mqcn_queue_manager"}]},
+        "effect": {"oneOf": [{"$ref": "#/$defs/mqdsrp_effect"}, {"$ref": "#/$defs/mqsd_effect"},
+                             {"$ref": "#/$defs/mqcn_effect"}]},
         "effects": _obj({"effects": {"type": "array", "items": _REF["effect"]}, "returned": {}}),
     },
 }

@@ -170,19 +170,35 @@ def situation(handler: str, name: str, *, now: float = 0.0) -> Callable[[Callabl
     return register
 
 
-def mqsd_situation(handler: str, name: str, *, now: float = 0.0) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register an MS-MQSD situation (:mod:`.handlers_mqsd`); as :func:`situation` otherwise."""
-    from .handlers_mqsd import DOC as MQSD, MQSD_HANDLERS
+def document_module(document: str) -> Any:
+    """The module of another document's handler vectors (:mod:`.handlers_mqsd`, :mod:`.handlers_mqcn`)."""
+    from . import handlers_mqcn, handlers_mqsd
 
-    if handler not in MQSD_HANDLERS:
-        raise KeyError(f"no handler {handler!r} in the MS-MQSD vector handler table")
+    return {handlers_mqsd.DOC: handlers_mqsd, handlers_mqcn.DOC: handlers_mqcn}[document]
+
+
+def document_situation(document: str, handler: str, name: str, *,
+                       now: float = 0.0) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a situation of another document's handler; as :func:`situation` otherwise."""
+    if handler not in document_module(document).TABLE:
+        raise KeyError(f"no handler {handler!r} in the {document} vector handler table")
 
     def register(build: Callable[..., Any]) -> Callable[..., Any]:
         description = (build.__doc__ or "").strip().splitlines()[0]
-        SITUATIONS.append(Situation(handler, name, description, build, now, MQSD))
+        SITUATIONS.append(Situation(handler, name, description, build, now, document))
         return build
 
     return register
+
+
+def mqsd_situation(handler: str, name: str, *, now: float = 0.0) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register an MS-MQSD situation (:mod:`.handlers_mqsd`)."""
+    return document_situation("MS-MQSD", handler, name, now=now)
+
+
+def mqcn_situation(handler: str, name: str, *, now: float = 0.0) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register an MS-MQCN situation (:mod:`.handlers_mqcn`)."""
+    return document_situation("MS-MQCN", handler, name, now=now)
 
 
 def all_situations() -> list[Situation]:
@@ -194,6 +210,7 @@ def all_situations() -> list[Situation]:
         situations_guards,
         situations_guards_objects,
         situations_guards_replies,
+        situations_mqcn,
         situations_mqsd,
         situations_objects,
         situations_server,
@@ -221,9 +238,7 @@ def event_json(spec: HandlerSpec, qm: QueueManager, args: dict[str, Any], mode: 
 def run_event(pre: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
     """Rebuild the state of ``pre.json``, run the event of ``event.json``, return post, effects, result."""
     if event["document"] != DOC:
-        from . import handlers_mqsd
-
-        return handlers_mqsd.run_event(pre, event)
+        return document_module(event["document"]).run_event(pre, event)  # type: ignore[no-any-return]
     qm = qm_from_json(pre)
     spec = HANDLERS[event["handler"]]
     declared = [(a["name"], a["type"]) for a in event["args"]]
@@ -263,12 +278,14 @@ class HandlerVector:
 def build_vector(s: Situation, mode: Mode) -> HandlerVector:
     """Build the situation, write its state as JSON, and run the handler on the state rebuilt from it."""
     if s.document != DOC:
-        from . import handlers_mqsd
+        from .handlers_mqsd import event_json as document_event
 
+        module = document_module(s.document)
         state, args = s.build()
-        pre = handlers_mqsd.state_to_json(state)
-        event = handlers_mqsd.event_json(handlers_mqsd.MQSD_HANDLERS[s.handler], args, mode.value, s.now)
-        if handlers_mqsd.state_to_json(handlers_mqsd.state_from_json(pre)) != pre:
+        pre = module.state_to_json(state)
+        event = document_event(module.TABLE[s.handler], args, mode.value, s.now, document=s.document,
+                               encode=module.encode_arg)
+        if module.state_to_json(module.state_from_json(pre)) != pre:
             raise ValueError(f"{s.handler}/{s.name}: the state does not survive its JSON form")
         outcome = run_event(pre, event)
         return HandlerVector(s, mode.value, pre, event, outcome["post"],

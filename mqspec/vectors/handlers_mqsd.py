@@ -68,14 +68,14 @@ MQSD_HANDLERS: dict[str, MqsdHandler] = {h.name: h for h in (
 _SIDES = {"server": server.MqsdServer, "client": client.MqsdClient}
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """The value as plain JSON data (enumerations become their values)."""
     return json.loads(json.dumps(value))
 
 
 def state_to_json(state: object) -> dict[str, Any]:
     side = next(name for name, cls in _SIDES.items() if type(state) is cls)
-    return _plain({"side": side, **converter.unstructure(state)})
+    return plain({"side": side, **converter.unstructure(state)})
 
 
 def state_from_json(d: dict[str, Any]) -> object:
@@ -95,7 +95,7 @@ def effect_to_json(effect: object) -> dict[str, Any]:
     data = getattr(effect, "data", None)
     if isinstance(data, bytes):
         out["data_hex"] = data.hex()
-    return _plain(out)
+    return plain(out)
 
 
 def arg_to_json(kind: str, value: object) -> dict[str, Any]:
@@ -141,11 +141,14 @@ def arg_from_json(arg: dict[str, Any]) -> object:
     raise ModelError(f"unknown MS-MQSD argument type {kind!r}")
 
 
-def event_json(spec: MqsdHandler, args: dict[str, Any], mode: str, now: float) -> dict[str, Any]:
+def event_json(spec: MqsdHandler, args: dict[str, Any], mode: str, now: float, *, document: str = DOC,
+               encode: Callable[[str, Any], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """``event.json`` of an MS-MQSD event (or, with ``document`` and ``encode``, of another document's)."""
     if set(args) != {name for name, _ in spec.params}:
         raise TypeError(f"{spec.name} takes {[n for n, _ in spec.params]}, the situation gave {sorted(args)}")
-    return {"handler": spec.name, "document": DOC, "section": spec.section, "mode": mode, "now": float(now),
-            "args": [{"name": name, **arg_to_json(kind, args[name])} for name, kind in spec.params]}
+    encode = encode or arg_to_json
+    return {"handler": spec.name, "document": document, "section": spec.section, "mode": mode, "now": float(now),
+            "args": [{"name": name, **encode(kind, args[name])} for name, kind in spec.params]}
 
 
 def run_event(pre: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
@@ -164,3 +167,5 @@ def run_event(pre: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
     return {"post": state_to_json(state), "effects": [effect_to_json(e) for e in ctx.effects], "returned": None}
 
 
+#: the names :mod:`mqspec.vectors.handlers` looks up in each document's module
+TABLE, encode_arg = MQSD_HANDLERS, arg_to_json
