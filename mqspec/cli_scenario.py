@@ -7,6 +7,7 @@ step's expected status) failed, 2 for a file that is not a valid scenario (one s
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import sys
 from collections.abc import Iterator
@@ -31,7 +32,20 @@ def scenario() -> None:
     """Run scenario files (the examples of MC-MQDSRP section 4, counterexamples, workloads)."""
 
 
+#: where ``run --help`` points for the scenario language
+VOCABULARY_HINT = ("The scenario language (enterprise, steps, faults, assertions): `mqspec scenario "
+                   "vocabulary`, or the docs page 'Scenario files' (docs/scenarios.rst).")
+
+
 @scenario.command()
+def vocabulary() -> None:
+    """Print the scenario language: the enterprise, every step and every assertion."""
+    from mqspec.refimpl import scenario as sc
+
+    click.echo(inspect.cleandoc(sc.__doc__ or ""))
+
+
+@scenario.command(epilog=VOCABULARY_HINT)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--mode", type=click.Choice([m.value for m in Mode]), default=Mode.CLARIFIED.value,
               show_default=True, help="Run the clarified reading or the literal text.")

@@ -373,6 +373,10 @@ class Ghost:
                 if min(per) <= last:
                     self.delivered[(name, p.partition_id)] = {s: v for s, v in per.items() if s > last}
 
+    def topology_changed(self, world: Any) -> None:
+        """Servers left or joined the world (a PSC handover, refimpl/handover.py): find owners afresh."""
+        self._owners_for = -1
+
     def crashed(self, world: Any, name: str, lose: str) -> None:
         self._runs.pop(name, None)
         self._pending_apply[name] = False

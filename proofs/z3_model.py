@@ -350,8 +350,9 @@ def check_pending_changes(s: NodeState, out: Out, g: Bool, clarified: Reading) -
     _compact_pending(s)
 
 
-def _queue_out_of_order(s: NodeState, out: Out, g: Bool, c: Change) -> None:
-    """3.1.7.2.2's else branch: queue the change; ask for the gap when the window widens (E-109).
+def _queue_out_of_order(s: NodeState, out: Out, g: Bool, c: Change, clarified: Reading) -> None:
+    """3.1.7.2.2's else branch: queue the change; ask for the gap when the window widens (E-109),
+    or, clarified (E-311), when the window is MAX in NORMAL: the request for everything went unanswered.
 
     The collection is sorted by SeqNumber with its present elements first; a change is inserted at
     its place unless one with its SeqNumber is queued or the slots are full (the text's "less than
@@ -361,6 +362,11 @@ def _queue_out_of_order(s: NodeState, out: Out, g: Bool, c: Change) -> None:
     empty = not_(old[0].present)
     first = and_(g, empty)
     widen = and_(first, ugt(c.seq_number, s.change_missing_window))
+    stuck = and_(first, eq(s.change_missing_window, MAX_SEQ), eq(s.purge_state, NORMAL))
+    if clarified("E-311"):  # clarification E-311: a window of MAX asks for the gap at once
+        widen = or_(widen, stuck)
+    else:
+        out.lit(stuck, "E-311")
     room = not_(old[-1].present)
     fresh = and_(*(implies(p.present, ne(p.seq_number, c.seq_number)) for p in old))
     insert = and_(g, or_(empty, and_(room, fresh)))
@@ -391,7 +397,7 @@ def handle_directory_change(s: NodeState, out: Out, g: Bool, c: Change, clarifie
     ga = and_(g1, in_order)
     applied = handle_in_sync_change(s, out, ga, c, clarified)
     check_pending_changes(s, out, applied, clarified)
-    _queue_out_of_order(s, out, and_(g1, not_(in_order)), c)
+    _queue_out_of_order(s, out, and_(g1, not_(in_order)), c, clarified)
 
 
 def start_sync0_state(s: NodeState, out: Out, g: Bool, purged: Seq, clarified: Reading) -> None:

@@ -24,6 +24,7 @@ NOT_MODELLED = {
     "E-139": "the object type of a synchronize change",
     "E-162": "following a site's new PSC (AuthorityName is not modelled)",
     "E-165": "where a change reply goes",
+    "E-312": "a BSC's MyPSCName (one partition is modelled, and no server names)",
     "E-263": ("which queues a sync reply carries (Lookup Directory Objects' PROPID_Q_SCOPE restriction): the "
               "model's directory objects have no scope, and the single-server invariants say nothing of which "
               "objects a reply holds, only of its deletions (tombstones), which the restriction never touches; the "
@@ -34,11 +35,11 @@ NOT_MODELLED = {
 #: ids the handlers cite where both modes read the same (no branch): nothing to model twice
 READ_ONE_WAY = ("E-002", "E-055", "E-102", "E-107", "E-109", "E-110", "E-111", "E-113", "E-115", "E-120", "E-122",
                 "E-123", "E-126", "E-127", "E-128", "E-129", "E-132", "E-134", "E-135", "E-160", "E-161", "E-163",
-                "E-164", "E-180", "E-181", "E-182", "E-183", "E-189")
+                "E-164", "E-180", "E-181", "E-182", "E-183", "E-189", "E-310")
 
 #: the register entries whose clarified reading the model implements (each branches here as in refimpl)
 ERRATA = ("E-103", "E-108", "E-116", "E-117", "E-118", "E-119", "E-130", "E-131", "E-133", "E-136", "E-138", "E-166",
-          "E-261", "E-264")
+          "E-261", "E-264", "E-311")
 
 
 class Reading:

@@ -65,6 +65,18 @@ def start_change_propagation_timer(qm: QueueManager, ctx: Context, neighbor: Dir
     ctx.start_timer(change_propagation_timer(neighbor, scope), CHANGE_PROPAGATION_INTERVAL[scope])
 
 
+def rename_change_propagation_timer(qm: QueueManager, ctx: Context, neighbor: DirectoryNeighbor, old_name: str) -> None:
+    """The running intersite timer of a PSC neighbor renamed by Handle Site Update follows it (modelling E-310).
+
+    3.3.6.1's timer refers to the DirectoryNeighbor itself; mqspec names it by the machine name
+    (:func:`change_propagation_timer`), so the timer of the old name stops and one of the new name
+    starts (its first propagation carries a SeqNumberHeader: E-137 counts headers per name).
+    """
+    scope = TimerScope.INTERSITE
+    ctx.cancel_timer(TimerKey("change_propagation", (old_name, scope.value)))
+    start_change_propagation_timer(qm, ctx, neighbor, scope)
+
+
 @clause(DOC, "3.3.3", "Initialization")
 def client_initialization(qm: QueueManager, ctx: Context) -> None:
     """Common initialization, then the timers and a sync request for every partition this server does not own.

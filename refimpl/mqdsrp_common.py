@@ -362,6 +362,15 @@ def handle_directory_change(
             if change.seq_number > partition.change_missing_window:
                 partition.change_missing_window = change.seq_number
                 send_sync_request(qm, ctx, partition)
+            elif (ctx.clarified and partition.change_missing_window == MAX_SEQ_NUMBER
+                  and partition.purge_state is PurgeState.NORMAL):
+                # clarification E-311: a window of MAX means a request for everything is out, but
+                # its reply may never come (a new site's PSC drops the PEC's first request, 3.2.7.3);
+                # nothing exceeds MAX, so the text waits for the next SeqNumberHeader (20 minutes);
+                # mqspec asks for the gap now, with the window at this change
+                ctx.clarify("E-311", "out-of-order change while the window is MAX: ask for the gap")
+                partition.change_missing_window = change.seq_number
+                send_sync_request(qm, ctx, partition)
         elif len(partition.pending_changes) < 100:
             if not any(p.seq_number == change.seq_number for p in partition.pending_changes):
                 partition.pending_changes.append(change)

@@ -284,7 +284,7 @@ def handle_site_update(
     "Else if iSync is true: Create a new DirectoryPartition object ... If newPSCName is different
     from QueueManager.MachineName: Raise a Send Sync Request event" (3.1.7.2.11).
     """
-    from .mqdsrp_client import send_sync_request, start_change_propagation_timer
+    from .mqdsrp_client import rename_change_propagation_timer, send_sync_request, start_change_propagation_timer
 
     need_flush = False
     new_psc_name = prop_value(properties, P["PROPID_S_PSC"])
@@ -305,8 +305,19 @@ def handle_site_update(
         need_flush = True
         for neighbor in qm.psc_neighbors:
             if neighbor.partition_id == partition.partition_id:
+                old_name = neighbor.machine_name
                 neighbor.machine_name = new_psc_name  # type: ignore[assignment]
+                if old_name != new_psc_name:
+                    # modelling E-310: the Change Propagation Timer holds "a reference to a
+                    # DirectoryNeighbor" (3.3.6.1), which a rename does not break; mqspec's timer is
+                    # named by the neighbor's machine name, so it moves to the new name with it
+                    rename_change_propagation_timer(qm, ctx, neighbor, old_name)
                 break
+        if ctx.clarified and qm.is_bsc and partition.partition_id == qm.site_identifier:
+            # clarification E-312: the text sets MyPSCName only at initialization (3.1.3.1) and from
+            # a SeqNumberHeader showing missed changes (3.2.7.1); a BSC would send its change
+            # requests, sync requests and acks to the old PSC until then
+            qm.my_psc_name = new_psc_name  # type: ignore[assignment]
     elif sync:
         # clarification E-114: a sync change names the site by GuidIdentifier and carries no
         # PROPID_S_SITEID (3.2.7.8's DirectoryChangePropID for MQDS_SITE lacks it)

@@ -27,13 +27,24 @@ Steps (each a mapping with exactly one key, the step's kind):
   JSON forms of :mod:`mqspec.model.jsonform`) and ``expect_status`` (an HRESULT name such as
   ``MQ_OK`` or a number; checked when the request completes, at the latest at the end);
 * ``add_site: {site, psc}``, ``add_bsc: {site, bsc}`` (4.1, 4.2);
+* ``move_psc: {site, to}``: the site's PSC moves to the new server ``to`` (the PEC's site cannot
+  move): ``to`` takes over the old PSC's replication state and directory and owns the site
+  partition, the old PSC leaves the enterprise (its name is unknown afterwards), and the PEC
+  updates the site object's PROPID_S_PSC, which every server follows (3.1.7.2.11;
+  :mod:`mqspec.refimpl.handover`, modelling E-313);
+* ``mark: NAME``: a point the message and directory counters of ``expect`` can count from
+  (``since: NAME``); marking a name again moves it;
 * ``settle: {limit, quiet, window}`` (all optional seconds: run until nothing changes for
   ``quiet`` seconds, giving up after ``limit``); ``advance: SECONDS``;
-* ``drop`` / ``duplicate`` / ``delay`` (``seconds``): ``{from, to, operation, times}``, all
-  optional; ``operation`` is a replication message name such as ``ChangePropagation``;
+* ``drop`` / ``duplicate`` / ``delay`` (``seconds``): ``{from, to, operation, carrying, times}``,
+  all optional; ``operation`` is a replication message name such as ``ChangePropagation``;
+  ``carrying: {site, seq, path}`` matches the decoded content: a message holding a change of that
+  site's partition (or ``enterprise``) with that SeqNumber and path (:mod:`mqspec.refimpl.scenario_match`);
 * ``partition: [A, B]``, ``heal: [A, B]`` (or ``heal: all``);
 * ``crash: NODE`` or ``crash: {node, lose: volatile | all}``; ``restart: NODE``;
-* ``repeat: {times, steps}``;
+* ``repeat: {times, steps, index}``: with ``index: i``, every ``{i}`` in the text of the steps
+  becomes the iteration's number (1, 2, ...), so names can differ per iteration
+  (``path: 'C01\\q{i}'``, ``add_site: {site: 'site{i}', psc: 'PSC{i}'}``);
 * ``expect``: assertions on the state at that point, all of which must hold (below).
 
 Assertions of ``expect`` (``at`` is a node name or a list of them; a count or sequence
@@ -41,13 +52,19 @@ condition ``C`` is an integer or a string ``"OP N"`` with OP one of == != < <= >
 
     converged: true | false          # convergence_problems() is empty (or not)
     partition: {at, site: NAME | enterprise, present, last_seq: C, purged_seq: C,
-                allowed_purge_seq: C, purge_state: NORMAL | SYNC0 | ..., authority: NODE}
-    object:    {at, type, path | guid, present (default true), seq: C}
+                allowed_purge_seq: C, purge_state: NORMAL | SYNC0 | ..., authority: NODE,
+                pending: C, window: C | MAX}    # PendingChangeCollection size, ChangeMissingWindow
+    object:    {at, type, path | guid, present (default true), seq: C,
+                properties: {PROPID: value}}     # these property values, in the JSON forms
     tombstone: {at, type, path | guid, present (default true), seq: C}   # DeletedObjectCollection
     neighbors: {at, psc: [NODES], bsc: [NODES]}                  # exactly these
-    received:  {at, from, operation, count: C (default ">= 1")}  # replication messages
-    sent:      {at, to, operation, count: C}
-    directory: {at, operation: create | update | delete | read | reset1 | reset2, count: C}
+    neighbor:  {at, name: MACHINE, available: C}    # its AvailableChangeCollection size
+    node:      {at, my_psc_name: MACHINE}           # QueueManager.MyPSCName (a BSC's PSC)
+    received:  {at, from, operation, count: C (default ">= 1"), since: MARK}  # replication messages
+    sent:      {at, to, operation, count: C, since: MARK}
+    directory: {at, operation: create | update | delete | read | reset1 | reset2, count: C, since: MARK}
+
+A counter counts from the build's first event, or from the ``mark`` step named by ``since``.
 
 Each assertion kind may also be given a list of such mappings. A failed assertion is recorded
 (``steps[7].expect: ...``) and the run goes on; the caller exits 1 when any failed.
@@ -88,6 +105,7 @@ from mqspec.model.propids import PROPIDS, ObjectType, object_type_of
 from mqspec.model.propvalue import Property
 
 from . import status as st
+from .scenario_match import parse_carrying
 
 #: object type names of scenario files, as the snapshots print them
 TYPES = {t.name.removeprefix("MQDS_").lower(): t for t in ObjectType}
@@ -100,6 +118,8 @@ COMPARE: dict[str, Callable[[int, int], bool]] = {
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
     "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
 }
+#: MAX_SEQ_NUMBER (2.2.2), which ``window: MAX`` names
+MAX_SEQ = 2**64 - 1
 PURGE_STATES = ("NORMAL", "STARTSYNC0", "SYNC0", "COMPLETESYNC0")
 
 # what a scenario may ask of the simulator (module docstring, "Numbers and limits")
@@ -407,6 +427,11 @@ class _Names:
     def __init__(self, enterprise: Enterprise) -> None:
         self.nodes = {enterprise.pec} | {n for s in enterprise.sites for n in (s.psc, *s.bscs)}
         self.sites = {s.name for s in enterprise.sites}
+        #: each site's PSC at this point of the file (move_psc changes it)
+        self.pscs = {s.name: s.psc for s in enterprise.sites}
+        self.pec = enterprise.pec
+        #: the names ``mark`` steps have set so far
+        self.marks: set[str] = set()
 
     def node(self, value: object, where: str) -> str:
         name = _typed(value, str, where)
@@ -449,8 +474,9 @@ def _parse_steps(raw: list, where: str, names: _Names, *, repeated: bool) -> tup
         if kind not in _STEP_PARSERS:
             raise ScenarioError(at, f"unknown step {kind!r} (known: {', '.join(sorted(_STEP_PARSERS))})")
         step_where = f"{at}.{kind}"
-        if repeated and kind in ("add_site", "add_bsc"):
-            raise ScenarioError(step_where, "cannot be repeated: each run would add the same name again")
+        if repeated and kind in ("add_site", "add_bsc", "move_psc"):
+            raise ScenarioError(step_where, "cannot be repeated: each run would add the same name again "
+                                "(give the repeat an 'index' and put it in the name)")
         args = _STEP_PARSERS[kind](body, step_where, names, repeated)
         steps.append(Step(step_where, kind, args))
     return tuple(steps)
@@ -552,6 +578,7 @@ def _parse_add_site(body: object, where: str, names: _Names, _r: bool) -> dict:
         raise ScenarioError(f.at("site"), f"site {site!r} already exists")
     psc = names.new_node(f.req("psc", str), f.at("psc"))
     names.sites.add(site)
+    names.pscs[site] = psc
     return {"site": site, "psc": psc}
 
 
@@ -559,6 +586,24 @@ def _parse_add_bsc(body: object, where: str, names: _Names, _r: bool) -> dict:
     f = _Fields(body, where, {"site", "bsc"})
     site = names.site(f.req("site", str), f.at("site"))
     return {"site": site, "bsc": names.new_node(f.req("bsc", str), f.at("bsc"))}
+
+
+def _parse_move_psc(body: object, where: str, names: _Names, _r: bool) -> dict:
+    f = _Fields(body, where, {"site", "to"})
+    site = names.site(f.req("site", str), f.at("site"))
+    old = names.pscs[site]
+    if old == names.pec:
+        raise ScenarioError(f.at("site"), f"site {site!r} is the PEC's: its PSC cannot move")
+    new = names.new_node(f.req("to", str), f.at("to"))
+    names.nodes.discard(old)  # the old PSC leaves the enterprise
+    names.pscs[site] = new
+    return {"site": site, "to": new, "from": old}
+
+
+def _parse_mark(body: object, where: str, names: _Names, _r: bool) -> dict:
+    name = _check_name(_typed(body, str, where), where, "mark")
+    names.marks.add(name)
+    return {"name": name}
 
 
 def _settle_args(data: dict, where: str) -> dict:
@@ -580,12 +625,17 @@ def _parse_advance(body: object, where: str, _n: _Names, _r: bool) -> dict:
 
 def _parse_fault(kind: str) -> Callable[[object, str, _Names, bool], dict]:
     def parse_fault(body: object, where: str, names: _Names, _r: bool) -> dict:
-        allowed = {"from", "to", "operation", "times"} | ({"seconds"} if kind == "delay" else set())
+        allowed = {"from", "to", "operation", "carrying", "times"} | ({"seconds"} if kind == "delay" else set())
         f = _Fields({} if body is None else body, where, allowed)
         operation = None
         if f.data.get("operation") is not None:
             operation = _operation(f.data["operation"], f.at("operation"))
+        carrying = None
+        if f.data.get("carrying") is not None:
+            c = _Fields(f.data["carrying"], f.at("carrying"), {"site", "seq", "path"})
+            carrying = parse_carrying(c, lambda v, at: names.site(v, at, enterprise_ok=True))
         return {
+            "carrying": carrying,
             "from": names.node(f.data["from"], f.at("from")) if f.data.get("from") is not None else None,
             "to": names.node(f.data["to"], f.at("to")) if f.data.get("to") is not None else None,
             "operation": operation, "times": f.count("times"),
@@ -645,11 +695,34 @@ def _parse_restart(body: object, where: str, names: _Names, _r: bool) -> dict:
     return {"node": names.node(body, where)}
 
 
+_INDEX = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,15}$")
+
+
 def _parse_repeat(body: object, where: str, names: _Names, _r: bool) -> dict:
-    f = _Fields(body, where, {"times", "steps"})
+    f = _Fields(body, where, {"times", "steps", "index"})
     times = f.count("times", required=True)
-    steps = _parse_steps(f.req("steps", list), f.at("steps"), names, repeated=times > 1)
-    return {"times": times, "steps": steps}
+    raw = f.req("steps", list)
+    index = f.opt("index", str)
+    if index is None:
+        steps = _parse_steps(raw, f.at("steps"), names, repeated=times > 1)
+        return {"times": times, "steps": steps, "iterations": None}
+    if not _INDEX.match(index):
+        raise ScenarioError(f.at("index"), f"{index!r} is not an index name (a letter, then letters or digits)")
+    # each iteration is its own list of steps, its names with the index substituted, checked in turn
+    iterations = tuple(_parse_steps(_substitute(raw, "{" + index + "}", str(i)), f.at("steps"), names, repeated=False)
+                       for i in range(1, times + 1))
+    return {"times": times, "steps": iterations[0], "iterations": iterations}
+
+
+def _substitute(value: object, placeholder: str, text: str) -> object:
+    """``value`` with ``placeholder`` replaced by ``text`` in every string (keys included)."""
+    if isinstance(value, str):
+        return value.replace(placeholder, text)
+    if isinstance(value, list):
+        return [_substitute(v, placeholder, text) for v in value]
+    if isinstance(value, dict):
+        return {_substitute(k, placeholder, text): _substitute(v, placeholder, text) for k, v in value.items()}
+    return value
 
 
 # --- assertions -------------------------------------------------------------------------------
@@ -678,6 +751,11 @@ def _assert_partition(f: _Fields, names: _Names) -> dict:
         out["purge_state"] = state
     if f.data.get("authority") is not None:
         out["authority"] = names.node(f.data["authority"], f.at("authority"))
+    if f.data.get("pending") is not None:
+        out["pending"] = _condition(f.data["pending"], f.at("pending"))
+    if f.data.get("window") is not None:
+        window = f.data["window"]
+        out["window"] = Condition("==", MAX_SEQ) if window == "MAX" else _condition(window, f.at("window"))
     return out
 
 
@@ -687,7 +765,26 @@ def _assert_object(f: _Fields, names: _Names) -> dict:
     out = {"type": object_type, "path": path, "guid": guid, "present": f.opt("present", bool, True)}
     if f.data.get("seq") is not None:
         out["seq"] = _condition(f.data["seq"], f.at("seq"))
+    if f.data.get("properties") is not None:
+        out["properties"] = _properties(f.data["properties"], f.at("properties"), object_type)
     return out
+
+
+def _assert_neighbor(f: _Fields, names: _Names) -> dict:
+    return {"name": _typed(f.req("name", str), str, f.at("name")),
+            "available": _condition(f.req("available", (int, str)), f.at("available"))}
+
+
+def _assert_node(f: _Fields, names: _Names) -> dict:
+    return {"my_psc_name": f.req("my_psc_name", str)}
+
+
+def _since(f: _Fields, names: _Names) -> str | None:
+    mark = f.opt("since", str)
+    if mark is not None and mark not in names.marks:
+        known = ", ".join(sorted(names.marks)) or "none yet"
+        raise ScenarioError(f.at("since"), f"unknown mark {mark!r} (marked before this step: {known})")
+    return mark
 
 
 def _assert_neighbors(f: _Fields, names: _Names) -> dict:
@@ -704,7 +801,7 @@ def _assert_messages(peer: str) -> Callable[[_Fields, _Names], dict]:
     def parse(f: _Fields, names: _Names) -> dict:
         return {"peer": names.node(f.data[peer], f.at(peer)) if f.data.get(peer) is not None else None,
                 "operation": _operation(f.req("operation", str), f.at("operation")),
-                "count": _condition(f.data.get("count", ">= 1"), f.at("count"))}
+                "count": _condition(f.data.get("count", ">= 1"), f.at("count")), "since": _since(f, names)}
 
     return parse
 
@@ -713,19 +810,22 @@ def _assert_directory(f: _Fields, names: _Names) -> dict:
     operation = f.req("operation", str)
     if operation not in DIRECTORY_OPERATIONS:
         raise ScenarioError(f.at("operation"), f"expected one of {', '.join(DIRECTORY_OPERATIONS)}")
-    return {"operation": operation, "count": _condition(f.data.get("count", ">= 1"), f.at("count"))}
+    return {"operation": operation, "count": _condition(f.data.get("count", ">= 1"), f.at("count")),
+            "since": _since(f, names)}
 
 
 #: assertion kind -> (its keys besides "at", its parser); "converged" is handled apart
 _ASSERTIONS: dict[str, tuple[set[str], Callable[[_Fields, _Names], dict]]] = {
-    "partition": ({"site", "present", "last_seq", "purged_seq", "allowed_purge_seq", "purge_state", "authority"},
-                  _assert_partition),
-    "object": ({"type", "path", "guid", "present", "seq"}, _assert_object),
+    "partition": ({"site", "present", "last_seq", "purged_seq", "allowed_purge_seq", "purge_state", "authority",
+                   "pending", "window"}, _assert_partition),
+    "object": ({"type", "path", "guid", "present", "seq", "properties"}, _assert_object),
     "tombstone": ({"type", "path", "guid", "present", "seq"}, _assert_object),
     "neighbors": ({"psc", "bsc"}, _assert_neighbors),
-    "received": ({"from", "operation", "count"}, _assert_messages("from")),
-    "sent": ({"to", "operation", "count"}, _assert_messages("to")),
-    "directory": ({"operation", "count"}, _assert_directory),
+    "neighbor": ({"name", "available"}, _assert_neighbor),
+    "node": ({"my_psc_name"}, _assert_node),
+    "received": ({"from", "operation", "count", "since"}, _assert_messages("from")),
+    "sent": ({"to", "operation", "count", "since"}, _assert_messages("to")),
+    "directory": ({"operation", "count", "since"}, _assert_directory),
 }
 
 
@@ -751,7 +851,7 @@ def _parse_expect(body: object, where: str, names: _Names, _r: bool) -> dict:
 
 _STEP_PARSERS: dict[str, Callable[[object, str, _Names, bool], dict]] = {
     "create": _parse_change("create"), "update": _parse_change("update"), "delete": _parse_change("delete"),
-    "add_site": _parse_add_site, "add_bsc": _parse_add_bsc, "settle": _parse_settle, "advance": _parse_advance,
+    "add_site": _parse_add_site, "add_bsc": _parse_add_bsc, "move_psc": _parse_move_psc, "mark": _parse_mark, "settle": _parse_settle, "advance": _parse_advance,
     "drop": _parse_fault("drop"), "duplicate": _parse_fault("duplicate"), "delay": _parse_fault("delay"),
     "partition": _parse_partition, "heal": _parse_heal, "crash": _parse_crash, "restart": _parse_restart,
     "repeat": _parse_repeat, "expect": _parse_expect,

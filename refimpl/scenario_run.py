@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
-from mqspec.model.propids import ObjectType
+from mqspec.model.propids import PROPIDS, ObjectType
 from mqspec.wording import plural
 
 from . import status as st
@@ -28,12 +28,14 @@ from .scenario import (
     ENTERPRISE,
     ENTERPRISE_TYPES,
     MAX_RUN_SECONDS,
+    MAX_SEQ,
     Condition,
     Scenario,
     ScenarioError,
     Step,
     operation_name,
 )
+from .scenario_match import Carrying, carries
 from .transport import MessageClass, MsmqMessage
 from .world import (
     World,
@@ -44,6 +46,7 @@ from .world import (
     create_machine,
 )
 
+PROPID_NAMES = {pdef.propid: name for name, pdef in PROPIDS.items()}
 #: how the enterprise build settles between its steps unless the file says otherwise: the build
 #: needs only message round trips and propagation timers (10 s), not a SeqNumberHeader round
 BUILD_SETTLE = {"window": 10.0, "quiet": 30.0, "limit": 3600.0}
@@ -60,6 +63,19 @@ class MessageCounter:
         self.received: Counter[tuple[str, str, int]] = Counter()
         self.sent: Counter[tuple[str, str, int]] = Counter()
         self.directory: Counter[tuple[str, str]] = Counter()
+        #: mark name -> the three counters as they were at the ``mark`` step
+        self.marks: dict[str, tuple[Counter, Counter, Counter]] = {}
+
+    def mark(self, name: str) -> None:
+        self.marks[name] = (Counter(self.received), Counter(self.sent), Counter(self.directory))
+
+    def since(self, kind: str, mark: str | None) -> Counter:
+        """The ``kind`` counter (received | sent | directory) from the build, or from the mark named ``mark``."""
+        now: Counter = getattr(self, kind)
+        if mark is None:
+            return now
+        before = self.marks[mark][("received", "sent", "directory").index(kind)]
+        return now - before
 
     def __call__(self, record: Mapping[str, Any]) -> None:
         event = record.get("event")
@@ -268,6 +284,17 @@ class _Runner:
             raise StepFailed(f"site {args['site']} has no running PSC to create the BSC's machine object")
         add_bsc(self.world, args["site"], args["bsc"])
 
+    def do_move_psc(self, args: Mapping[str, Any], where: str, iteration: tuple[int, ...]) -> None:
+        from .handover import HandoverError, move_psc
+
+        try:
+            move_psc(self.world, args["site"], args["to"])
+        except HandoverError as exc:
+            raise StepFailed(str(exc)) from None
+
+    def do_mark(self, args: Mapping[str, Any], where: str, iteration: tuple[int, ...]) -> None:
+        self.counter.mark(args["name"])
+
     def do_settle(self, args: Mapping[str, Any], where: str, iteration: tuple[int, ...]) -> None:
         quiet = self.world.settle(**args)
         self.world.note("settled", quiet=quiet)
@@ -277,6 +304,8 @@ class _Runner:
 
     def _fault(self, kind: str, args: Mapping[str, Any]) -> None:
         match = _matcher(args["from"], args["to"], args["operation"])
+        if args.get("carrying") is not None:
+            match = _carrying_matcher(match, args["carrying"], self.world)
         net = self.world.network
         if kind == "delay":
             net.delay(match, args["seconds"], times=args["times"])
@@ -309,7 +338,8 @@ class _Runner:
 
     def do_repeat(self, args: Mapping[str, Any], where: str, iteration: tuple[int, ...]) -> None:
         for i in range(args["times"]):
-            self.steps(args["steps"], iteration=(*iteration, i + 1))
+            steps = args["steps"] if args.get("iterations") is None else args["iterations"][i]
+            self.steps(steps, iteration=(*iteration, i + 1))
 
     # --- expect -------------------------------------------------------------------------------
 
@@ -355,6 +385,12 @@ class _Runner:
                 out.append(f"{name} purge_state is {p.purge_state.name}, expected {check['purge_state']}")
             if "authority" in check and p.authority_name != check["authority"]:
                 out.append(f"{name} authority is {p.authority_name}, expected {check['authority']}")
+            if "pending" in check and not check["pending"].holds(len(p.pending_changes)):
+                out.append(f"{name} has {len(p.pending_changes)} pending changes, expected {check['pending']}")
+            window = p.change_missing_window.value
+            if "window" in check and not check["window"].holds(window):
+                shown = "MAX" if window == MAX_SEQ else window
+                out.append(f"{name} ChangeMissingWindow is {shown}, expected {check['window']}")
         return out
 
     def _remember(self) -> None:
@@ -382,6 +418,33 @@ class _Runner:
                 out.append(f"{name} is in the directory (seq {obj.seq_number.value})")
             elif check.get("seq") is not None and not check["seq"].holds(obj.seq_number.value):
                 out.append(f"{name} has seq {obj.seq_number.value}, expected {check['seq']}")
+            else:
+                for prop in check.get("properties", ()):
+                    have = obj.properties.get(prop.propid)
+                    if have != prop.value:
+                        out.append(f"{name} has {PROPID_NAMES.get(prop.propid, prop.propid)} {have!r}, "
+                                   f"expected {prop.value!r}")
+        return out
+
+    def check_neighbor(self, check: Mapping[str, Any]) -> list[str]:
+        out = []
+        for node in check["at"]:
+            qm = self.world.nodes[node]
+            found = [n for n in (*qm.psc_neighbors, *qm.bsc_neighbors)
+                     if n.machine_name.casefold() == check["name"].casefold()]
+            if not found:
+                out.append(f"{node} has no neighbor {check['name']}")
+            elif not check["available"].holds(len(found[0].available_changes)):
+                out.append(f"{node}'s neighbor {check['name']} has {len(found[0].available_changes)} available "
+                           f"changes, expected {check['available']}")
+        return out
+
+    def check_node(self, check: Mapping[str, Any]) -> list[str]:
+        out = []
+        for node in check["at"]:
+            have = self.world.nodes[node].my_psc_name
+            if (have or "").casefold() != check["my_psc_name"].casefold():
+                out.append(f"{node} MyPSCName is {have}, expected {check['my_psc_name']}")
         return out
 
     def check_tombstone(self, check: Mapping[str, Any]) -> list[str]:
@@ -422,15 +485,16 @@ class _Runner:
         return out
 
     def check_received(self, check: Mapping[str, Any]) -> list[str]:
-        return self._messages(check, self.counter.received, "received")
+        return self._messages(check, self.counter.since("received", check["since"]), "received")
 
     def check_sent(self, check: Mapping[str, Any]) -> list[str]:
-        return self._messages(check, self.counter.sent, "sent")
+        return self._messages(check, self.counter.since("sent", check["since"]), "sent")
 
     def check_directory(self, check: Mapping[str, Any]) -> list[str]:
         out = []
+        counts = self.counter.since("directory", check["since"])
         for node in check["at"]:
-            n = self.counter.directory[(node, check["operation"])]
+            n = counts[(node, check["operation"])]
             if not check["count"].holds(n):
                 out.append(f"{node} raised {plural(n, 'directory ' + check['operation'] + ' event')}, "
                            f"expected {check['count']}")
@@ -445,6 +509,19 @@ def _iteration(iteration: tuple[int, ...]) -> str:
 def _describe(args: Mapping[str, Any]) -> str:
     t = args["type"].name.removeprefix("MQDS_").lower()
     return f"{t} {args['path']}" if args.get("path") is not None else f"{t} {args['guid']}"
+
+
+def _carrying_matcher(match: Callable[[MsmqMessage], bool], carrying: Carrying,
+                      world: World) -> Callable[[MsmqMessage], bool]:
+    """``match`` narrowed to the messages whose decoded content holds what ``carrying`` asks."""
+    partition = None
+    if carrying.site is not None:
+        partition = PEC_PARTITION_ID if carrying.site == ENTERPRISE else world.site_guid(carrying.site)
+
+    def narrowed(msg: MsmqMessage) -> bool:
+        return match(msg) and carries(msg.body, carrying, partition)
+
+    return narrowed
 
 
 def _matcher(source: str | None, destination: str | None, operation: object) -> Callable[[MsmqMessage], bool]:

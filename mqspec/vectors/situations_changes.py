@@ -118,6 +118,14 @@ def _hdc_gap():
 @situation("handle_directory_change", "first-out-of-order-within-window")
 def _hdc_window():
     """Within the outstanding window the out-of-order change is only queued (E-109)."""
+    qm = psc()
+    part(qm, SITE0).change_missing_window = seq(8)
+    return _hdc(qm, SITE0, change(Command.CREATE, SITE0, 6, previous=5, properties=queue_props("pec0\\q6")))
+
+
+@situation("handle_directory_change", "first-out-of-order-window-max")
+def _hdc_window_max():
+    """With the window MAX (a request for everything unanswered) clarified mode asks for the gap at once (E-311)."""
     return _hdc(psc(), SITE0, change(Command.CREATE, SITE0, 6, previous=5, properties=queue_props("pec0\\q6")))
 
 

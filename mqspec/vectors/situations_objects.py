@@ -389,8 +389,14 @@ def _site_no_psc():
 
 @situation("handle_site_update", "known-partition-new-psc")
 def _site_known():
-    """A known site partition takes the new PSC as authority, and so does its PSC neighbor."""
+    """A known site partition takes the new PSC as authority, and so does its PSC neighbor, whose timer follows (E-310)."""
     return _site(pec(), None, SITE1, (Property(P["PROPID_S_PSC"], PSC2),), False)
+
+
+@situation("handle_site_update", "bsc-own-site-new-psc")
+def _site_bsc_own():
+    """A BSC's own site gets a new PSC: the partition's authority follows, and MyPSCName too when clarified (E-312)."""
+    return _site(bsc(), None, SITE1, (Property(P["PROPID_S_PSC"], PSC2),), False)
 
 
 @situation("handle_site_update", "path-named")

@@ -78,6 +78,13 @@ WITNESSES = {
         lambda s, p, v: (s.change_missing_window != MAX and p["header_present"]
                          and s.last_seq_number < p["header_last"] == s.change_missing_window - 1
                          and not v["sync_requests"]),
+    ("handle_directory_change", "clarified", "E-311 window MAX asks for the gap"):
+        lambda s, p, v: (s.change_missing_window == MAX and s.purge_state == 0
+                         and not any(c.present for c in s.pending_changes) and bool(v["sync_requests"])),
+    ("handle_directory_change", "literal", "E-311 window MAX queues without asking"):
+        lambda s, p, v: (s.change_missing_window == MAX and s.purge_state == 0
+                         and not any(c.present for c in s.pending_changes) and bool(v["pending"])
+                         and not v["sync_requests"]),
     ("crash_losing_volatile_state", "clarified", "window MAX"): lambda s, p, v: v["window"] == MAX,
 }
 

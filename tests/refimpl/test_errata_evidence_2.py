@@ -419,3 +419,90 @@ def test_e138_completing_sync0_checks_the_changes_queued_during_it():
                          [c.seq_number.value for c in p.pending_changes], requests(ctx))
     assert outcome[LITERAL] == (6, 0, [7, 9], [])
     assert outcome[CLARIFIED] == (7, 9, [9], [(7, 9)])
+
+
+# --- E-310 .. E-313: found by the PSC-rename and new-site scenarios (issue 13) ---------------------
+
+
+@covers("MC-MQDSRP", "3.3.6.1")
+def test_e310_renamed_psc_neighbor_keeps_its_propagation_timer():
+    """Both modes: the PEC's timer of a renamed PSC neighbor moves to the new name and still sends the neighbor its changes."""
+    from mqspec.refimpl.world import fire_timer
+
+    for mode in MODES:
+        qm = pec(replicas=((SITE1, "PSC1"),))
+        neighbor = DirectoryNeighbor(SITE1, "PSC1")
+        qm.psc_neighbors = [neighbor]
+        ctx = Context("PEC0", mode)
+        objects.handle_site_update(qm, ctx, "site1", SITE1, (Property(P["PROPID_S_PSC"], "PSC1b"),), False)
+        old_key = client.change_propagation_timer(DirectoryNeighbor(SITE1, "PSC1"), TimerScope.INTERSITE)
+        assert [c.timer for c in ctx.effects if type(c).__name__ == "CancelTimer"] == [old_key]
+        [started] = timers(ctx, "change_propagation")
+        assert started.timer.args == ("PSC1b", "Intersite")
+        neighbor.available_changes.append(cn_create(1, 0, "cn1", G1))
+        fired = Context("PEC0", mode)
+        fire_timer(qm, fired, started.timer)
+        assert [m.destination for m in sent(fired, ChangePropagationMessage)] == ["PSC1b"]
+        assert neighbor.available_changes == []
+
+
+@covers("MC-MQDSRP", "3.1.7.2.2")
+def test_e311_out_of_order_change_with_a_window_of_max_asks_for_the_gap_only_when_clarified():
+    """A replica whose full-sync request went unanswered (window MAX) asks for a gap at once only in clarified mode."""
+    outcome = {}
+    for mode in MODES:
+        qm = pec(replicas=((SITE1, "PSC1"),))
+        p = part(qm, SITE1)
+        assert p.change_missing_window.value == 2**64 - 1
+        ctx = Context("PEC0", mode)
+        late = DirectoryChange(Command.CREATE, SITE1, S(1), S(2), S(0), cn_props("m2", G2), guid_identifier=G2)
+        common.handle_directory_change(qm, ctx, p, late, True)
+        outcome[mode] = ([c.seq_number.value for c in p.pending_changes], p.change_missing_window.value,
+                         [(m.destination, m.body.from_seq_number.value, m.body.to_seq_number.value)
+                          for m in sent(ctx, SyncRequestMessage)])
+    assert outcome[LITERAL] == ([2], 2**64 - 1, [])
+    assert outcome[CLARIFIED] == ([2], 2, [("PSC1", 0, 2)])
+
+
+@covers("MC-MQDSRP", "3.1.7.2.11")
+def test_e312_bsc_follows_its_sites_new_psc_only_when_clarified():
+    """A BSC's MyPSCName follows a site update naming its site's new PSC in clarified mode; literal mode keeps the old name."""
+    outcome = {}
+    for mode in MODES:
+        qm = make_server("BSC11", Role.BSC, SITE1, replicas=((SITE1, "PSC1"),), psc="PSC1")
+        qm.my_psc_name = "PSC1"
+        objects.handle_site_update(qm, Context("BSC11", mode), "site1", SITE1,
+                                   (Property(P["PROPID_S_PSC"], "PSC1b"),), False)
+        assert part(qm, SITE1).authority_name == "PSC1b"
+        ctx = Context("BSC11", mode)
+        client.send_sync_request(qm, ctx, part(qm, SITE1))
+        outcome[mode] = (qm.my_psc_name, [m.destination for m in sent(ctx)])
+    assert outcome[LITERAL] == ("PSC1", ["PSC1"])
+    assert outcome[CLARIFIED] == ("PSC1b", ["PSC1b"])
+
+
+@covers("MC-MQDSRP", "3.1.7.2.11")
+def test_e313_moved_psc_owns_the_site_partition_and_every_server_follows():
+    """Both modes: after move_psc the new PSC owns site1 at the old PSC's LastSeqNumber, the PEC and the BSC name it, the old one is gone."""
+    from mqspec.refimpl.handover import move_psc
+    from mqspec.refimpl.world import World, add_bsc, add_site, bootstrap_pec, create_machine
+
+    w = World(seed=1)
+    bootstrap_pec(w, "PEC0", "site0")
+    w.settle(window=10, quiet=30)
+    add_site(w, "site1", "PSC1")
+    w.settle(window=10, quiet=30)
+    add_bsc(w, "site1", "BSC11")
+    create_machine(w, "PSC1", "C11", "site1")
+    w.settle(window=10, quiet=30)
+    before = w.nodes["PSC1"].find_partition(w.site_guid("site1")).last_seq_number
+    assert move_psc(w, "site1", "PSC1b") == "PSC1"
+    assert "PSC1" not in w.nodes
+    new = w.nodes["PSC1b"]
+    site1 = new.find_partition(w.site_guid("site1"))
+    assert new.is_authority_of(site1) and site1.last_seq_number == before and site1.authority_name == "PSC1b"
+    assert w.settle(window=10, quiet=60)
+    assert w.converged()
+    assert [n.machine_name for n in w.nodes["PEC0"].psc_neighbors] == ["PSC1b"]
+    assert [n.machine_name for n in new.bsc_neighbors] == ["BSC11"]
+    assert w.nodes["BSC11"].find_partition(w.site_guid("site1")).authority_name == "PSC1b"

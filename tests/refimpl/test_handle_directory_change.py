@@ -1,9 +1,10 @@
 """MC-MQDSRP 3.1.7.2.2 Handle Directory Change: apply in order, or queue and ask for the gap."""
 
+import pytest
 from mqspec.model.mqdsrp import Scope, SyncRequestMessage
 from mqspec.model.seqnum import MAX_SEQ_NUMBER
 from mqspec.refimpl import status as st
-from mqspec.refimpl.effects import AckRequested
+from mqspec.refimpl.effects import AckRequested, Mode
 from mqspec.refimpl.mqdsrp_base import replication_queue_private
 from mqspec.refimpl.mqdsrp_common import handle_directory_change
 
@@ -39,8 +40,8 @@ def _create(previous, at, purged=0, name=None):
     return change(0, ENT, previous, at, purged, queue_props(name, guid_of(name)), path=name)
 
 
-def _handle(qm, partition, c, check_flush=True):
-    ctx = context(qm)
+def _handle(qm, partition, c, check_flush=True, mode=Mode.CLARIFIED):
+    ctx = context(qm, mode)
     handle_directory_change(qm, ctx, partition, c, check_flush)
     return ctx
 
@@ -119,12 +120,27 @@ def test_first_out_of_order_change_beyond_the_window_is_queued_and_the_gap_reque
 
 @covers("MC-MQDSRP", "3.1.7.2.2")
 def test_first_out_of_order_change_within_the_window_is_queued_without_request():
-    """Empty PendingChangeCollection, SeqNumber <= ChangeMissingWindow (MAX until the first sync reply): queue it, ask nothing."""
-    qm, ent = _replica(last=5, window=MAX_SEQ_NUMBER)
+    """Empty PendingChangeCollection, SeqNumber <= ChangeMissingWindow (a gap already asked for): queue it, ask nothing."""
+    qm, ent = _replica(last=5, window=seq(12))
     c = _create(8, 9)
     ctx = _handle(qm, ent, c)
-    assert ent.pending_changes == [c] and ent.change_missing_window == MAX_SEQ_NUMBER
+    assert ent.pending_changes == [c] and ent.change_missing_window == seq(12)
     assert ctx.effects == []
+
+
+@covers("MC-MQDSRP", "3.1.7.2.2")
+@pytest.mark.parametrize("mode", [Mode.CLARIFIED, Mode.LITERAL])
+def test_first_out_of_order_change_with_a_window_of_max_asks_for_the_gap_only_when_clarified(mode):
+    """E-311: with the window MAX (the request for everything unanswered) clarified mode asks for (5, 9] at once; literal waits."""
+    qm, ent = _replica(last=5, window=MAX_SEQ_NUMBER)
+    c = _create(8, 9)
+    ctx = _handle(qm, ent, c, mode=mode)
+    assert ent.pending_changes == [c]
+    if mode is Mode.CLARIFIED:
+        assert ent.change_missing_window == seq(9)
+        assert [(m.body.from_seq_number, m.body.to_seq_number) for m in messages(ctx)] == [(seq(5), seq(9))]
+    else:
+        assert ent.change_missing_window == MAX_SEQ_NUMBER and messages(ctx) == []
 
 
 @covers("MC-MQDSRP", "3.1.7.2.2")

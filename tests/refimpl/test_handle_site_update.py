@@ -68,7 +68,10 @@ def test_known_site_moves_its_partition_and_psc_neighbor_to_the_new_psc(sync):
     assert result == (st.MQ_OK, True)
     assert qm.find_partition(SITE2).authority_name == "PSC3"
     assert [(n.partition_id, n.machine_name) for n in qm.psc_neighbors] == [(SITE1, "PSC7"), (SITE2, "PSC3")]
-    assert ctx.effects == []
+    # modelling E-310: the neighbor's Change Propagation Timer follows it to the new name
+    assert [type(e).__name__ for e in ctx.effects] == ["CancelTimer", "StartTimer"]
+    assert ctx.effects[0].timer == TimerKey("change_propagation", ("PSC2", "Intersite"))
+    assert timers(ctx) == [StartTimer(PSC, TimerKey("change_propagation", ("PSC3", "Intersite")), 10.0)]
 
 
 @covers("MC-MQDSRP", "3.1.7.2.11")
@@ -171,7 +174,8 @@ def test_update_by_path_name_finds_the_partition_by_its_site_id_property_only_wh
         assert result == (st.MQ_OK, False)
         assert qm.find_partition(SITE2).authority_name == "PSC2"
         assert [(n.partition_id, n.machine_name) for n in qm.psc_neighbors] == [(SITE1, "PSC7"), (SITE2, "PSC2")]
-    assert ctx.effects == []
+    # only a rename moves the neighbor's timer (modelling E-310)
+    assert len(timers(ctx)) == (1 if mode is Mode.CLARIFIED else 0)
 
 
 @covers("MC-MQDSRP", "3.1.7.2.11")
