@@ -14,8 +14,9 @@ What the text leaves to the implementation, and mqspec models (the authority han
 machine takes over the old PSC's persisted replication state (3.1.1: the partitions with their
 sequence numbers, the PSC and BSC neighbors with their acknowledgements, the deleted objects) and
 its directory, as an administrator moving the directory database would; the old PSC stops for
-good and leaves the world. The new PSC's own site partition names it as the authority, and it
-starts (3.3.3: its timers, and sync requests for the partitions it does not own). Then the PEC
+good and leaves the world, and the site's BSCs are configured with the new PSC's name (how a BSC
+learns it before it has the site partition "is implementation-specific", 3.1.3.1). The new PSC's own
+site partition names it as the authority, and it starts (3.3.3: its timers, and sync requests for the partitions it does not own). Then the PEC
 updates the site object, and the rename reaches every server by replication.
 
 Only a site whose PSC is not the PEC can move (moving the PEC is 3.1.7.2.10's enterprise update).
@@ -43,6 +44,16 @@ def site_psc(world: World, site: str) -> str | None:
     return next((n for n, qm in world.nodes.items() if qm.is_psc and qm.site_identifier == site_id), None)
 
 
+def bsc_can_join(world: World, site: str) -> bool:
+    """Whether a BSC can be added to ``site`` now (4.2): its PSC runs and holds its own site partition.
+
+    The PSC creates the BSC's machine object in that partition; a PSC that has not yet received its
+    partition (a site just added) fails the create, and the BSC would never become its neighbor.
+    """
+    psc = site_psc(world, site)
+    return psc is not None and bool(world.up.get(psc)) and world.nodes[psc].my_site_partition is not None
+
+
 def move_psc(world: World, site: str, new: str) -> str:
     """Make ``new`` the PSC of ``site``; returns the old PSC's name (see the module docstring)."""
     old = site_psc(world, site)
@@ -63,6 +74,11 @@ def move_psc(world: World, site: str, new: str) -> str:
     del world.up[old]
     qm = world.add_node(new, Role.PSC, site, pec)
     _take_over(qm, old_qm)
+    for other in world.nodes.values():
+        if other.is_bsc and other.site_identifier == qm.site_identifier:
+            # how a BSC learns its PSC's name before it has the site partition is implementation-
+            # specific (3.1.3.1): the administrator configures the new name
+            other.configured_psc_name = new
     for observer in world.observers:  # observation hook: the servers changed under the observers
         changed = getattr(observer, "topology_changed", None)
         if changed is not None:

@@ -278,10 +278,11 @@ class _Runner:
         add_site(self.world, args["site"], args["psc"])
 
     def do_add_bsc(self, args: Mapping[str, Any], where: str, iteration: tuple[int, ...]) -> None:
-        psc = [n for n, qm in self.world.nodes.items()
-               if qm.is_psc and qm.site_identifier == self.world.site_guid(args["site"])]
-        if not psc or not self.world.up[psc[0]]:
-            raise StepFailed(f"site {args['site']} has no running PSC to create the BSC's machine object")
+        from .handover import bsc_can_join
+
+        if not bsc_can_join(self.world, args["site"]):
+            raise StepFailed(f"site {args['site']} has no running PSC holding its partition to create the BSC's "
+                             "machine object (settle after add_site)")
         add_bsc(self.world, args["site"], args["bsc"])
 
     def do_move_psc(self, args: Mapping[str, Any], where: str, iteration: tuple[int, ...]) -> None:

@@ -1,8 +1,9 @@
 """Drive a World by replayable inputs, record its trace, and write inputs as a scenario file.
 
 An input is a JSON-ready dict (``{"input": "request", ...}``): the enterprise to build, a
-directory client's request, a ``repeat`` of inputs, a network fault (drop / duplicate / delay),
-a cut link or a heal, a crash, a restart, a clock advance, a settle. :class:`Driver` performs
+directory client's request, a ``repeat`` of inputs, a site or a BSC added (4.1, 4.2), a site's PSC
+moved to another machine (``move_psc``, :mod:`mqspec.refimpl.handover`), a network fault (drop /
+duplicate / delay), a cut link or a heal, a crash, a restart, a clock advance, a settle. :class:`Driver` performs
 each one exactly as ``mqspec scenario run`` performs the matching scenario step
 (:mod:`mqspec.refimpl.scenario_run`), so :func:`to_scenario` turns the inputs of any run into a
 scenario file that replays the same run event for event (the tests check that the traces agree).
@@ -24,6 +25,7 @@ from mqspec.model.propvalue import Property
 from mqspec.proofs.ghost import Ghost
 from mqspec.refimpl import clock
 from mqspec.refimpl.effects import Mode
+from mqspec.refimpl.handover import HandoverError, bsc_can_join, move_psc
 from mqspec.refimpl.mqds import ClientRequest, default_scope
 from mqspec.refimpl.mqdsrp_state import PEC_PARTITION_ID
 from mqspec.refimpl.scenario import ENTERPRISE_TYPES, TYPES, operation_name
@@ -86,10 +88,23 @@ class Driver:
             raise InputRefused(f"{inp.get('at', inp.get('node'))} is down")
         if kind == "restart" and w.up.get(inp["node"]):
             raise InputRefused(f"{inp['node']} is already running")
+        if kind in ("add_site", "move_psc") and not any(w.up.get(n) for n, qm in w.nodes.items() if qm.is_pec):
+            raise InputRefused("the PEC is down")
+        if kind == "add_bsc" and not bsc_can_join(w, inp["site"]):
+            raise InputRefused(f"site {inp['site']} has no running PSC that holds its partition")
         if kind == "enterprise":
             self._build(inp)
         elif kind == "request":
             w.client_request(inp["at"], client_request(inp, w))
+        elif kind == "add_site":
+            add_site(w, inp["site"], inp["psc"])
+        elif kind == "add_bsc":
+            add_bsc(w, inp["site"], inp["bsc"])
+        elif kind == "move_psc":
+            try:
+                move_psc(w, inp["site"], inp["to"])
+            except HandoverError as exc:
+                raise InputRefused(str(exc)) from None
         elif kind == "repeat":
             for _ in range(inp["times"]):
                 for sub in inp["inputs"]:
@@ -189,6 +204,12 @@ def _step(inp: dict[str, Any]) -> dict[str, Any]:
         return {inp["operation"]: body}
     if kind == "repeat":
         return {"repeat": {"times": inp["times"], "steps": [_step(s) for s in inp["inputs"]]}}
+    if kind == "add_site":
+        return {"add_site": {"site": inp["site"], "psc": inp["psc"]}}
+    if kind == "add_bsc":
+        return {"add_bsc": {"site": inp["site"], "bsc": inp["bsc"]}}
+    if kind == "move_psc":
+        return {"move_psc": {"site": inp["site"], "to": inp["to"]}}
     if kind in ("drop", "duplicate", "delay"):
         body = {k: inp[k] for k in ("from", "to", "operation", "times", "seconds") if inp.get(k) is not None}
         return {kind: body}

@@ -18,13 +18,17 @@ Every step is an input of :class:`~mqspec.proofs.explore.driver.Driver`, so a ru
 exactly and :func:`~mqspec.proofs.explore.driver.write_scenario` turns a counterexample into a scenario
 file for ``mqspec scenario run``.
 
-Modelling limits (said here, not hidden): a site's PSC "change" names the site's own PSC again
-(the data model has no event that makes another server the owner of a partition, and 3.1.3.1
-computes MySitePartition from the server's own SiteIdentifier, so a second PSC of one site would
-act as a second authority); loss of all replication state happens only at BSCs (an authority that
+The topology changes too: a site and its PSC added mid-run (4.1), a BSC added mid-run (4.2), a
+site's PSC moved to a new machine (``move_psc``: the site object update, the authority handover
+of :mod:`mqspec.refimpl.handover`, every server following by 3.1.7.2.11), and machine updates that
+make a machine object a BSC or no longer one (3.1.7.2.12).
+
+Modelling limits (said here, not hidden): the "change site psc" request names the site's own PSC
+again (a request naming another machine would make two servers act as the site's authority; a real
+move is the ``move_psc`` rule); loss of all replication state happens only at BSCs (an authority that
 loses its LastSeqNumber reuses sequence numbers: 3.1.1 persists it, and MC-MQDSRP has no recovery
-for its loss); new sites name a PSC that is never installed (their partitions have no running
-authority; deleting them exercises 3.1.7.2.7's site branch).
+for its loss); sites created by a directory client's request name a PSC that is never installed
+(their partitions have no running authority; deleting them exercises 3.1.7.2.7's site branch).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from mqspec.model.guid import Guid
 from mqspec.model.mqdsrp import Operation
 from mqspec.proofs import invariants as inv
 from mqspec.refimpl.effects import Mode
+from mqspec.refimpl.handover import bsc_can_join
 from mqspec.refimpl.mqdsrp_state import Role
 from mqspec.refimpl.scenario import operation_name
 
@@ -124,6 +129,10 @@ class ReplicationMachine(RuleBasedStateMachine):
     #: on the final (reported) run of a failure, shrink its inputs (at most this many seconds) and
     #: add them to the failure as a scenario file for ``mqspec scenario run``; 0 turns it off
     EXPLAIN_SECONDS: ClassVar[float] = 45.0
+    #: topology changes per run: sites in all (the build's included), BSCs added, PSC moves
+    MAX_SITES: ClassVar[int] = 5
+    MAX_NEW_BSCS: ClassVar[int] = 3
+    MAX_MOVES: ClassVar[int] = 3
     stats: ClassVar[Stats] = Stats()
 
     def __init__(self) -> None:
@@ -140,6 +149,8 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.steps_since_wait = 0
         self._problems: dict[str, tuple[Any, list[str]]] = {}
         self.failed = False
+        self.bscs_added = 0
+        self.moves = 0
 
     # --- the enterprise ---------------------------------------------------------------------
 
@@ -354,6 +365,48 @@ class ReplicationMachine(RuleBasedStateMachine):
             update["site"] = entry["site"]
         self._apply({"input": "repeat", "times": size, "inputs": [update]}, f"burst of {size} {kind} updates at {owner}")
         return None
+
+    # --- topology -----------------------------------------------------------------------------
+
+    def _pec_up(self) -> bool:
+        return any(self.world.up.get(n) for n, qm in self.world.nodes.items() if qm.role is Role.PEC)
+
+    @precondition(lambda self: self.driver is not None and len(self.sites) < self.MAX_SITES)
+    @rule()
+    def add_site(self) -> None:
+        """A new site and its PSC join the enterprise (4.1): the PEC creates the site object, the PSC starts."""
+        if not self._pec_up():
+            return
+        n = len(self.sites)
+        site = {"site": f"site{n}", "psc": f"PSC{n}", "bscs": [], "machines": []}
+        self.sites.append(site)
+        self._apply({"input": "add_site", "site": site["site"], "psc": site["psc"]}, f"add site{n} (PSC{n})")
+
+    @precondition(lambda self: self.driver is not None and self.bscs_added < self.MAX_NEW_BSCS)
+    @rule(which=st.integers(0, 15))
+    def add_bsc(self, which: int) -> None:
+        """A BSC joins a site whose PSC is running (4.2): the PSC creates its machine object, the BSC starts."""
+        site = self.sites[which % len(self.sites)]
+        if not bsc_can_join(self.world, site["site"]):
+            return
+        self.bscs_added += 1
+        bsc = self._new(f"BSC{site['site'].removeprefix('site')}n")
+        site["bscs"].append(bsc)
+        self._apply({"input": "add_bsc", "site": site["site"], "bsc": bsc}, f"add {bsc} to {site['site']}")
+
+    @precondition(lambda self: self.driver is not None and len(self.sites) > 1 and self.moves < self.MAX_MOVES)
+    @rule(which=st.integers(0, 15))
+    def move_psc(self, which: int) -> None:
+        """A site's PSC moves to a new machine: the handover, then the PEC's site object update (3.1.7.2.11)."""
+        if not self._pec_up():
+            return
+        site = self.sites[1 + which % (len(self.sites) - 1)]
+        self.moves += 1
+        new = self._new(f"PSC{site['site'].removeprefix('site')}m")
+        old = site["psc"]
+        site["psc"] = new
+        self._apply({"input": "move_psc", "site": site["site"], "to": new},
+                    f"move {site['site']}'s PSC from {old} to {new}")
 
     # --- time ---------------------------------------------------------------------------------
 
@@ -591,6 +644,9 @@ def _update_properties(type_name: str, value: int, entry: dict[str, Any]) -> dic
     if type_name == "queue":
         return {"PROPID_Q_LABEL": f"label{value}"}
     if type_name == "machine":
+        if value >= 4 and not entry.get("fixed"):
+            # a machine object becomes a BSC (4) or stops being one (5): 3.1.7.2.12's two branches
+            return {"PROPID_QM_SERVICE": 2 if value == 4 else 0}
         return {"PROPID_QM_QUOTA": value}
     if type_name == "user":
         return {"PROPID_U_SIGN_CERT": f"{value % 256:02x}"}
