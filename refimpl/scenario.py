@@ -708,6 +708,9 @@ def _parse_repeat(body: object, where: str, names: _Names, _r: bool) -> dict:
         return {"times": times, "steps": steps, "iterations": None}
     if not _INDEX.match(index):
         raise ScenarioError(f.at("index"), f"{index!r} is not an index name (a letter, then letters or digits)")
+    if times * max(len(raw), 1) > MAX_STEPS:  # each iteration is parsed on its own: bound them first
+        raise ScenarioError(where, f"the repeat runs more than {MAX_STEPS:,} steps (the limit MAX_STEPS); "
+                            "run fewer repetitions")
     # each iteration is its own list of steps, its names with the index substituted, checked in turn
     iterations = tuple(_parse_steps(_substitute(raw, "{" + index + "}", str(i)), f.at("steps"), names, repeated=False)
                        for i in range(1, times + 1))

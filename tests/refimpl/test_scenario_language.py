@@ -200,6 +200,12 @@ def test_repeat_without_index_cannot_add_a_name_twice():
         _parse([{"repeat": {"times": 2, "steps": [{"add_site": {"site": "s", "psc": "P"}}]}}])
 
 
+def test_repeat_index_is_bounded_before_its_iterations_are_read():
+    """An indexed repeat of more than MAX_STEPS steps is refused at once, not unrolled."""
+    with pytest.raises(sc.ScenarioError, match="more than 100,000 steps"):
+        _parse([{"repeat": {"times": 1_000_000, "index": "i", "steps": [{"advance": 1}]}}])
+
+
 def test_repeat_index_is_a_name():
     """An index that is not a name is a parse error."""
     with pytest.raises(sc.ScenarioError, match=r"steps\[0\]\.repeat\.index: '1x' is not an index name"):
