@@ -13,7 +13,12 @@ that finds a violation is counted in ``violations`` (by invariant) and the next 
 
     python bench/stateful.py --json [--steps 20000] [--mode clarified|literal] [--profile soak|ci]
                                     [--step-count N] [--batch 50] [--save-failures OUT.jsonl]
-                                    [--seed 0] [--workers 1]
+                                    [--seed 0] [--workers 1] [--branches]
+
+``--branches`` also reports which MC-MQDSRP handler branches the runs reached
+(:mod:`mqspec.proofs.explore.branches`: ``clauses_reached`` of ``clauses``, ``branches_reached`` of
+``branches``) and, against the branches the handler vectors of the same mode reach,
+``vector_branches_missed`` and each one ``missed`` (line tracing makes the run a few times slower).
 
 The soak (issue 5: at least 1,000,000 steps in clarified mode without a violation) is
 
@@ -43,11 +48,12 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 from mqspec.refimpl.effects import Mode
 
+from mqspec.proofs.explore import branches
 from mqspec.proofs.explore import machine as m
 
 
 def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
-        save: str | None = None, seed: int = 0, worker: int = 0) -> dict[str, object]:
+        save: str | None = None, seed: int = 0, worker: int = 0, trace_branches: bool = False) -> dict[str, object]:
     class Bench(m.ReplicationMachine):
         MODE = mode
         EXPLAIN_SECONDS = 0.0
@@ -62,6 +68,9 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
                       print_blob=False)
     violations: collections.Counter[str] = collections.Counter()
     batches = 0
+    reach = branches.Reach()
+    if trace_branches:
+        reach.__enter__()
     start = time.process_time()
     while Bench.stats.steps < steps:
         # a seed per batch: derandomize would repeat one batch, an unseeded run could not be repeated
@@ -76,8 +85,11 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
                     out.write(json.dumps({"invariant": exc.name, "step": exc.step, "problems": exc.problems[:20],
                                           "inputs": Bench.stats.last_failure}) + "\n")
     seconds = time.process_time() - start
+    if trace_branches:
+        reach.__exit__()
     stats = Bench.stats
     return {
+        "reached_lines": sorted(reach.lines),
         "benchmark": "stateful",
         "mode": mode.value,
         "profile": profile,
@@ -103,12 +115,13 @@ SUMMED = ("steps", "runs", "batches", "seconds", "handler_runs", "check_seconds"
 
 
 def run_workers(workers: int, steps: int, mode: Mode, step_count: int, batch: int, profile: str,
-                save: str | None, seed: int) -> dict[str, object]:
+                save: str | None, seed: int, trace_branches: bool = False) -> dict[str, object]:
     """Run ``steps`` split over ``workers`` processes and combine their reports (counts summed, rates per core)."""
     if workers == 1:
-        return run(steps, mode, step_count, batch, profile, save, seed)
+        return run(steps, mode, step_count, batch, profile, save, seed, 0, trace_branches)
     share = -(-steps // workers)
-    jobs = [(share, mode, step_count, batch, profile, f"{save}.{w}" if save else None, seed, w) for w in range(workers)]
+    jobs = [(share, mode, step_count, batch, profile, f"{save}.{w}" if save else None, seed, w, trace_branches)
+            for w in range(workers)]
     with multiprocessing.get_context("fork").Pool(workers) as pool:
         parts = pool.starmap(run, jobs)
     total: dict[str, object] = dict(parts[0])
@@ -120,6 +133,7 @@ def run_workers(workers: int, steps: int, mode: Mode, step_count: int, batch: in
     seconds = float(total["seconds"])  # type: ignore[arg-type]
     total.update(
         violated=dict(violated), workers=workers,
+        reached_lines=sorted({tuple(line) for p in parts for line in p["reached_lines"]}),  # type: ignore[attr-defined]
         steps_per_second=round(int(total["steps"]) / seconds, 1),  # type: ignore[call-overload]
         handler_runs_per_second=round(int(total["handler_runs"]) / seconds, 1),  # type: ignore[call-overload]
         steps_per_run=round(int(total["steps"]) / max(int(total["runs"]), 1), 1),  # type: ignore[call-overload]
@@ -139,12 +153,18 @@ def main() -> None:
                     help="append each violation (invariant, problems, the run's inputs) as a JSON line")
     ap.add_argument("--seed", type=int, default=0, help="hypothesis seed (each batch and worker derives its own)")
     ap.add_argument("--workers", type=int, default=1, help="processes to split the steps over (one per core)")
+    ap.add_argument("--branches", action="store_true",
+                    help="report the handler branches reached, and those the handler vectors reach that the runs missed")
     args = ap.parse_args()
     if args.workers < 1 or args.steps < 1:
         ap.error("--workers and --steps must be at least 1")
     wall = time.monotonic()
     result = run_workers(args.workers, args.steps, Mode(args.mode), args.step_count, args.batch, args.profile,
-                         args.save_failures, args.seed)
+                         args.save_failures, args.seed, args.branches)
+    lines = {tuple(line) for line in result.pop("reached_lines")}  # type: ignore[union-attr]
+    if args.branches:
+        reached = {b for b in branches.handler_branches() if (b.module, b.line) in lines}
+        result["branch_coverage"] = branches.summary(reached, branches.vector_reach(Mode(args.mode)))
     result["wall_seconds"] = round(time.monotonic() - wall, 1)
     if args.json:
         print(json.dumps(result, indent=2))

@@ -133,6 +133,8 @@ class ReplicationMachine(RuleBasedStateMachine):
     MAX_SITES: ClassVar[int] = 5
     MAX_NEW_BSCS: ClassVar[int] = 3
     MAX_MOVES: ClassVar[int] = 3
+    #: at least this many steps between topology changes (each new server costs a build's worth of messages)
+    TOPOLOGY_EVERY: ClassVar[int] = 10
     stats: ClassVar[Stats] = Stats()
 
     def __init__(self) -> None:
@@ -151,6 +153,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.failed = False
         self.bscs_added = 0
         self.moves = 0
+        self.steps_since_topology = 0
 
     # --- the enterprise ---------------------------------------------------------------------
 
@@ -205,6 +208,8 @@ class ReplicationMachine(RuleBasedStateMachine):
         stats.steps += 1
         self.steps_since_settle = 0 if kind == "settle" else self.steps_since_settle + 1
         self.steps_since_burst = 0 if kind == "repeat" else self.steps_since_burst + 1
+        topology = kind in ("add_site", "add_bsc", "move_psc")
+        self.steps_since_topology = 0 if topology else self.steps_since_topology + 1
         long_wait = kind == "settle" or (kind == "advance" and seconds >= 600)
         self.steps_since_wait = 0 if long_wait else self.steps_since_wait + 1
         self.obs = self.driver.ghost.observe(  # type: ignore[union-attr]
@@ -371,7 +376,10 @@ class ReplicationMachine(RuleBasedStateMachine):
     def _pec_up(self) -> bool:
         return any(self.world.up.get(n) for n, qm in self.world.nodes.items() if qm.role is Role.PEC)
 
-    @precondition(lambda self: self.driver is not None and len(self.sites) < self.MAX_SITES)
+    def _topology_due(self) -> bool:
+        return self.driver is not None and self.steps_since_topology >= self.TOPOLOGY_EVERY
+
+    @precondition(lambda self: self._topology_due() and len(self.sites) < self.MAX_SITES)
     @rule()
     def add_site(self) -> None:
         """A new site and its PSC join the enterprise (4.1): the PEC creates the site object, the PSC starts."""
@@ -382,7 +390,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.sites.append(site)
         self._apply({"input": "add_site", "site": site["site"], "psc": site["psc"]}, f"add site{n} (PSC{n})")
 
-    @precondition(lambda self: self.driver is not None and self.bscs_added < self.MAX_NEW_BSCS)
+    @precondition(lambda self: self._topology_due() and self.bscs_added < self.MAX_NEW_BSCS)
     @rule(which=st.integers(0, 15))
     def add_bsc(self, which: int) -> None:
         """A BSC joins a site whose PSC is running (4.2): the PSC creates its machine object, the BSC starts."""
@@ -394,7 +402,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         site["bscs"].append(bsc)
         self._apply({"input": "add_bsc", "site": site["site"], "bsc": bsc}, f"add {bsc} to {site['site']}")
 
-    @precondition(lambda self: self.driver is not None and len(self.sites) > 1 and self.moves < self.MAX_MOVES)
+    @precondition(lambda self: self._topology_due() and len(self.sites) > 1 and self.moves < self.MAX_MOVES)
     @rule(which=st.integers(0, 15))
     def move_psc(self, which: int) -> None:
         """A site's PSC moves to a new machine: the handover, then the PEC's site object update (3.1.7.2.11)."""
@@ -665,9 +673,9 @@ def _update_properties(type_name: str, value: int, entry: dict[str, Any]) -> dic
 #: its recorded inputs by delta debugging instead and prints them as a scenario file (EXPLAIN_SECONDS)
 PROFILES: dict[str, dict[str, dict[str, int]]] = {
     "ci": {"settings": {"max_examples": 100, "stateful_step_count": 50},
-           "machine": {"BURST_EVERY": 15, "WAIT_EVERY": 25, "SETTLE_EVERY": 40}},
+           "machine": {"BURST_EVERY": 15, "WAIT_EVERY": 25, "SETTLE_EVERY": 40, "TOPOLOGY_EVERY": 12}},
     "soak": {"settings": {"max_examples": 4_000, "stateful_step_count": 500},
-             "machine": {"BURST_EVERY": 60, "WAIT_EVERY": 100, "SETTLE_EVERY": 250}},
+             "machine": {"BURST_EVERY": 60, "WAIT_EVERY": 100, "SETTLE_EVERY": 250, "TOPOLOGY_EVERY": 40}},
 }
 
 
