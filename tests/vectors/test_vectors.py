@@ -21,6 +21,7 @@ from mqspec.model import mqcn, mqdsrp, mqsd
 from mqspec.model.examples_mqsd import EXAMPLES
 
 from mqspec.cli_vectors import vectors
+from mqspec.proofs.explore.branches import HANDLER_MODULES, Reach
 from mqspec.vectors.handlers import handler_sections
 from mqspec.vectors.manifest import FORMAT_VERSION, MANIFEST_SCHEMA, validate
 from mqspec.vectors.runner import CHECKS, Report, _Tree, run_all
@@ -314,7 +315,6 @@ UNREACHABLE = {
     ("mqdsrp_common.py", "check_pending_changes", "continue  # removed by a nested event while this loop ran"):
         "no event Handle In-Sync Change raises empties PendingChangeCollection",
 }
-HANDLER_MODULES = ("mqdsrp_common.py", "mqdsrp_objects.py", "mqdsrp_server.py", "mqdsrp_client.py")
 
 
 def _statements(path: Path) -> list[tuple[str, str, range]]:
@@ -346,31 +346,15 @@ def test_handler_vectors_reach_every_statement_of_the_handlers():
 
     from mqspec.vectors.handlers import all_situations, build_vector, run_event
 
-    files = {str(ROOT / "refimpl" / name): name for name in HANDLER_MODULES}
     built = [build_vector(s, mode) for s in all_situations() for mode in Mode]
-    hits: set[tuple[str, int]] = set()
-
-    def tracer(frame, event, arg):
-        if frame.f_code.co_filename not in files:
-            return None
-
-        def local(frame, event, arg):
-            if event == "line":
-                hits.add((frame.f_code.co_filename, frame.f_lineno))
-            return local
-
-        return local
-
-    sys.settrace(tracer)
-    try:
+    with Reach() as reach:
         for v in built:
             run_event(v.pre, v.event)
-    finally:
-        sys.settrace(None)
+    hits = reach.lines
     missed = []
-    for path, name in files.items():
-        for function, text, lines in _statements(Path(path)):
-            if any((path, n) in hits for n in lines) or "pragma: no cover" in text:
+    for name in HANDLER_MODULES:
+        for function, text, lines in _statements(ROOT / "refimpl" / name):
+            if any((name, n) in hits for n in lines) or "pragma: no cover" in text:
                 continue
             if (name, function, text) not in UNREACHABLE:
                 missed.append(f"{name}:{lines.start} {function}: {text}")
