@@ -387,7 +387,7 @@ class _Runner:
             if "authority" in check and p.authority_name != check["authority"]:
                 out.append(f"{name} authority is {p.authority_name}, expected {check['authority']}")
             if "pending" in check and not check["pending"].holds(len(p.pending_changes)):
-                out.append(f"{name} has {len(p.pending_changes)} pending changes, expected {check['pending']}")
+                out.append(f"{name} has {plural(len(p.pending_changes), 'pending change')}, expected {check['pending']}")
             window = p.change_missing_window.value
             if "window" in check and not check["window"].holds(window):
                 shown = "MAX" if window == MAX_SEQ else window
@@ -436,8 +436,8 @@ class _Runner:
             if not found:
                 out.append(f"{node} has no neighbor {check['name']}")
             elif not check["available"].holds(len(found[0].available_changes)):
-                out.append(f"{node}'s neighbor {check['name']} has {len(found[0].available_changes)} available "
-                           f"changes, expected {check['available']}")
+                out.append(f"{node}'s neighbor {check['name']} has "
+                           f"{plural(len(found[0].available_changes), 'available change')}, expected {check['available']}")
         return out
 
     def check_node(self, check: Mapping[str, Any]) -> list[str]:

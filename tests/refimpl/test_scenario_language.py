@@ -80,7 +80,7 @@ def test_e311_scenario_fails_with_the_queueing_branch_read_literally(monkeypatch
 
     monkeypatch.setattr(mqdsrp_common, "handle_directory_change", literal_when_out_of_order)
     failures = run(sc.load(SCENARIOS / "e311-new-site-gap-asked-at-once.yaml")).failures
-    assert any("has 1 pending changes, expected == 0" in f for f in failures)
+    assert any("has 1 pending change, expected == 0" in f for f in failures)
 
 
 # --- move_psc ------------------------------------------------------------------------------------
