@@ -13,17 +13,14 @@ from __future__ import annotations
 from mqspec.model import mqdsrp
 from mqspec.model.mqdsrp import BSCAckMessage, Command, PSCAckMessage, SyncRequestMessage, Scope
 from mqspec.model.propvalue import Property
-from mqspec.refimpl.mqdsrp_state import DeletedObject, DirectoryNeighbor, PurgeState, Role
+from mqspec.refimpl.mqdsrp_state import DirectoryNeighbor, PurgeState, Role
 from mqspec.refimpl.transport import replication_queue_direct
 
 from .handlers import (
-    BSC11,
     ENT,
-    MACHINE,
     PEC,
     PSC1,
     QUEUE,
-    SERVICE_BSC,
     SITE,
     SITE0,
     SITE1,
@@ -31,7 +28,6 @@ from .handlers import (
     bsc,
     change,
     guid_of,
-    machine_props,
     new_qm,
     part,
     pec,
@@ -43,6 +39,7 @@ from .handlers import (
     site_props,
     situation,
 )
+from .situations_common import _propagate
 
 NACK_FIRST, NACK_LAST = 0x8000, 0xC003
 
@@ -113,17 +110,14 @@ def _pec_before_initialization():
 @situation("propagate_directory_change", "psc-is-no-enterprise-authority")
 def _prop_psc_enterprise():
     """At a PSC the enterprise partition is not its own, whatever MyEnterprisePartition holds: no action."""
-    return _psc_holding_enterprise_reference(), {
-        "operation": 0x00, "object_type": int(SITE), "path_name": "site9", "guid": None, "partition_id": ENT,
-        "properties": site_props("site9", guid_of("site9"), PSC1), "seq_number": seq(8)}
+    return _propagate(_psc_holding_enterprise_reference(), 0x00, SITE, "site9", None, ENT,
+                      site_props("site9", guid_of("site9"), PSC1), 8)
 
 
 @situation("propagate_directory_change", "pec-before-initialization")
 def _prop_uninitialized():
     """A PEC whose MyEnterprisePartition and MySitePartition are not populated owns no partition: no action."""
-    return _pec_before_initialization(), {
-        "operation": 0x00, "object_type": int(QUEUE), "path_name": "pec0\\q", "guid": None, "partition_id": SITE0,
-        "properties": queue_props("pec0\\q"), "seq_number": seq(1)}
+    return _propagate(_pec_before_initialization(), 0x00, QUEUE, "pec0\\q", None, SITE0, queue_props("pec0\\q"), 1)
 
 
 @situation("read_next_sequence_number", "psc-is-no-enterprise-authority")
@@ -141,9 +135,7 @@ def _next_uninitialized():
 @situation("propagate_directory_change", "bsc-is-no-site-authority")
 def _prop_bsc_site():
     """A BSC is not the authority of its own site partition (MySitePartition counts only "If the queue manager is a PSC")."""
-    return bsc(), {
-        "operation": 0x00, "object_type": int(QUEUE), "path_name": "bsc11\\q", "guid": None, "partition_id": SITE1,
-        "properties": queue_props("bsc11\\q"), "seq_number": seq(1)}
+    return _propagate(bsc(), 0x00, QUEUE, "bsc11\\q", None, SITE1, queue_props("bsc11\\q"), 1)
 
 
 @situation("read_next_sequence_number", "bsc-is-no-site-authority")

@@ -7,7 +7,7 @@ added because a mutant of the reference handler passed every other vector.
 from __future__ import annotations
 
 from mqspec.model.propvalue import Property
-from mqspec.refimpl.mqdsrp_state import DeletedObject, DirectoryNeighbor, PurgeState
+from mqspec.refimpl.mqdsrp_state import DeletedObject, DirectoryNeighbor
 
 from .handlers import (
     BSC11,

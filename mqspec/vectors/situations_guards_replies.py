@@ -8,7 +8,6 @@ passed every other vector.
 from __future__ import annotations
 
 from mqspec.model.mqdsrp import ChangeRequestMessage, Command, Scope, SyncRequestMessage
-from mqspec.model.propvalue import Property
 from mqspec.model.seqnum import MIN_SEQ_NUMBER
 from mqspec.refimpl.effects import TimerScope
 from mqspec.refimpl.mqdsrp_client import SEQ_NUMBER_HEADER_INTERVAL
@@ -22,19 +21,18 @@ from .handlers import (
     SITE0,
     SITE1,
     SITE2,
-    P,
     bsc,
     change,
     delete_props,
     guid_of,
     part,
     pec,
-    psc,
     put,
     queue_props,
     seq,
     situation,
 )
+from .situations_client import _change_request
 
 # --- 3.2.7.2 / 3.2.7.3 / 3.2.7.8 ---------------------------------------------------------------------------
 
@@ -100,19 +98,13 @@ def _bsc_without_psc():
 @situation("process_change_request", "bsc-without-a-psc")
 def _pcr_bsc_no_psc():
     """A BSC that does not know its PSC sends the request to an empty destination name, and waits."""
-    request = ChangeRequestMessage(SITE1, ENT, 3, BSC11, None,
-                                   change(Command.UPDATE, ENT, 0, previous=0, path="obj",
-                                          properties=(Property(P["PROPID_Q_LABEL"], "x"),)))
-    return _bsc_without_psc(), {"request": request, "origin": "client", "client_request": 1}
+    return _bsc_without_psc(), {"request": _change_request(ENT, BSC11), "origin": "client", "client_request": 1}
 
 
 @situation("process_change_request", "bsc-partition-unknown")
 def _pcr_bsc_unknown_partition():
     """A BSC forwards a request for a partition it lacks to its PSC and waits the forwarded time (20 s)."""
-    request = ChangeRequestMessage(SITE1, SITE2, 4, BSC11, PSC1,
-                                   change(Command.UPDATE, SITE2, 0, previous=0, path="obj",
-                                          properties=(Property(P["PROPID_Q_LABEL"], "x"),)))
-    return bsc(), {"request": request, "origin": "client", "client_request": 2}
+    return bsc(), {"request": _change_request(SITE2, BSC11, PSC1, 4), "origin": "client", "client_request": 2}
 
 
 @situation("send_sync_request", "bsc-without-a-psc")
