@@ -89,10 +89,24 @@ class Code:
 class Test:
     id: str  # tests/x.py::test_name
     doc: str
+    source: str
 
     @property
-    def command(self) -> str:
-        return f".venv/bin/pytest -q '{self.id}'"
+    def path(self) -> str:
+        return self.id.split("::")[0]
+
+    @property
+    def name(self) -> str:
+        return self.id.rsplit("::", 1)[-1]
+
+    @property
+    def page(self) -> str:
+        """The evidence page that shows this test's file: ``evidence/tests/refimpl--test_x``."""
+        return "evidence/tests/" + self.path.removeprefix("tests/").removesuffix(".py").replace("/", "--")
+
+    @property
+    def anchor(self) -> str:
+        return re.sub(r"[^a-z0-9]+", "-", f"t-{self.page.rsplit('/', 1)[-1]}-{self.name}".lower())
 
 
 @attrs.frozen
@@ -155,18 +169,23 @@ def clause_code(where: str) -> Code:
 
 
 @functools.lru_cache(maxsize=None)
-def _test_docs(path: str) -> dict[str, str]:
-    tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
-    out: dict[str, str] = {}
-    for node in ast.walk(tree):
+def _test_defs(path: str) -> dict[str, tuple[str, str]]:
+    """Each function or class of a test file: its docstring's first paragraph and its source (decorators on)."""
+    text = (ROOT / path).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    out: dict[str, tuple[str, str]] = {}
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.FunctionDef | ast.ClassDef):
-            out[node.name] = (ast.get_docstring(node) or "").strip().split("\n\n")[0].replace("\n", " ")
+            doc = (ast.get_docstring(node) or "").strip().split("\n\n")[0].replace("\n", " ")
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            out[node.name] = (doc, "\n".join(lines[first - 1:node.end_lineno]))
     return out
 
 
 def make_test(test_id: str) -> Test:
     path, _, name = test_id.partition("::")
-    return Test(test_id, _test_docs(path).get(name.split("::")[-1], ""))
+    doc, source = _test_defs(path).get(name.split("::")[-1], ("", ""))
+    return Test(test_id, doc, source)
 
 
 def load_vectors() -> dict[Key, list[Vector]]:
@@ -305,6 +324,15 @@ class Evidence:
         return {"errata": len(self.errata_by_key.get(key, [])), "tests": len(self.tests.get(key, [])),
                 "vectors": len(self.vectors.get(key, [])), "obligations": len(self.obligations.get(key, [])),
                 "scenarios": len(self.scenarios.get(key, []))}
+
+    @functools.cached_property
+    def test_files(self) -> dict[str, list[Test]]:
+        """Every test that covers a section, by file (the evidence pages of tests)."""
+        out: dict[str, dict[str, Test]] = defaultdict(dict)
+        for tests in self.tests.values():
+            for t in tests:
+                out[t.path][t.id] = t
+        return {path: list(by_id.values()) for path, by_id in sorted(out.items())}
 
     def orphan_clauses(self) -> list[Key]:
         """Registered clauses that have no section page (a build warning)."""

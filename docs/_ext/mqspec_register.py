@@ -10,6 +10,7 @@ prose plus runnable commands and links, the resolution); section pages use it fo
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from typing import Any
@@ -129,17 +130,27 @@ def evidence_commands(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def linked_text(text: str) -> list[nodes.Node]:
-    """Prose with scenario paths linked to their pages (E-NNN are linked later, everywhere, by mqspec_links)."""
+@functools.cache
+def _link_targets() -> dict[str, tuple[str, str]]:
+    """Scenario path or test id -> (its page, its anchor)."""
     ev = evidence()
-    pages = {s.path: s.page for s in ev.all_scenarios}
+    targets: dict[str, tuple[str, str]] = {s.path: (s.page, "") for s in ev.all_scenarios}
+    targets.update({t.id: (t.page, t.anchor) for tests in ev.test_files.values() for t in tests})
+    return targets
+
+
+def linked_text(text: str) -> list[nodes.Node]:
+    """Prose with scenario paths and test ids linked to their pages (E-NNN are linked later, everywhere, by
+    mqspec_links)."""
+    targets = _link_targets()
     out: list[nodes.Node] = []
     pos = 0
-    for m in _SCENARIO.finditer(text):
-        if m.group(0) not in pages:
+    for m in re.finditer(f"{_SCENARIO.pattern}|{_TEST_ID.pattern}", text):
+        if m.group(0) not in targets:
             continue
+        page, anchor = targets[m.group(0)]
         out.append(nodes.Text(text[pos:m.start()]))
-        out.append(doc_link(pages[m.group(0)], m.group(0)))
+        out.append(doc_link(page, m.group(0), anchor=anchor))
         pos = m.end()
     out.append(nodes.Text(text[pos:]))
     return out

@@ -65,6 +65,9 @@ def test_section_page_shows_text_code_entries_and_evidence(browser, server, scre
     tests = clauses.test_references().get((document, section), [])
     rubrics = browser.execute_script("return Array.from(document.querySelectorAll('p.rubric')).map(p => p.innerText)")
     assert f"Tests ({len(tests)})" in rubrics
+    linked = browser.execute_script(
+        "return document.querySelectorAll('ul.tests-list > li a[href*=\"/evidence/tests/\"]').length")
+    assert linked == len(tests)
     assert any(r.startswith("Test vectors (") for r in rubrics)
     assert any(r.startswith("Proof obligations (") for r in rubrics)
     name = f"{document}-{section}"
