@@ -189,18 +189,16 @@ def make_test(test_id: str) -> Test:
 
 
 def load_vectors() -> dict[Key, list[Vector]]:
-    """Vector cases by section: codec and handler cases as ``mqspec vectors`` writes them; scenario cases by file."""
-    from mqspec.vectors.handlers import HANDLERS, all_situations
+    """Vector cases by section: codec and handler cases as ``mqspec vectors`` writes them (its own generators, a
+    few seconds); scenario cases by file, without running them (that takes minutes)."""
     from mqspec.vectors.scenarios import FAULT_SEEDS, scenario_files
-    from mqspec.vectors.writer import codec_cases
+    from mqspec.vectors.writer import codec_cases, handler_cases
 
     out: dict[Key, list[Vector]] = defaultdict(list)
     for case in codec_cases():
         out[(case.document, case.section)].append(Vector(case.path, "codec"))
-    for s in all_situations():
-        section = HANDLERS[s.handler].section
-        for mode in ("clarified", "literal"):
-            out[("MC-MQDSRP", section)].append(Vector(f"handler/{section}/{s.handler}/{s.name}-{mode}", "handler"))
+    for case in handler_cases():
+        out[(case.document, case.section)].append(Vector(case.path, "handler"))
     # the scenario cases' sections, by the rules of mqspec.vectors.scenarios (without running them)
     entries = _errata_by_id()
     for source, path in scenario_files(ROOT / "scenarios"):

@@ -77,3 +77,12 @@ def test_an_unlinked_id_in_a_written_page_is_a_warning(tmp_path, warnings):
 def test_every_registered_clause_has_a_section_page():
     """Each clause of the registry has quoted text to stand on (the build warns on one that has not)."""
     assert mqspec_evidence.gather().orphan_clauses() == []
+
+
+@pytest.mark.slow
+def test_the_scenario_vectors_the_docs_count_are_the_ones_mqspec_vectors_writes():
+    """The docs name the scenario cases without running them; running them gives the same case paths (minutes)."""
+    from mqspec.vectors.writer import all_cases
+
+    named = {v.case for vs in mqspec_evidence.load_vectors().values() for v in vs if v.kind == "scenario"}
+    assert named == {c.path for c in all_cases(["scenario"])}

@@ -134,3 +134,19 @@ def test_main_text_does_not_overflow_horizontally(browser, server, screenshots, 
         browser.get(f"{server}/{page}")
         assert browser.execute_script(OVERFLOW) == [[], [], []], page
         _shot(browser, screenshots, f"{size[0]}-{page.replace('/', '_').removesuffix('.html')}")
+
+
+def test_the_register_table_filters_by_kind_document_and_section(browser, server):
+    """Choosing a kind and typing a section prefix leaves only the register rows that match both."""
+    browser.set_window_size(*DESKTOP)
+    browser.get(f"{server}/register.html")
+    expected = [e.id for e in load() if e.kind == "erratum" and (e.section + ".").startswith("3.2.7.")]
+    browser.execute_script(
+        "const f = document.querySelector('form.register-filter');"
+        "f.querySelector('[data-filter=kind]').value = 'erratum';"
+        "const s = f.querySelector('[data-filter=section]'); s.value = '3.2.7';"
+        "s.dispatchEvent(new Event('input', {bubbles: true}));")
+    shown = browser.execute_script(
+        "return Array.from(document.querySelectorAll('table.register-table tbody tr:not(.hidden) td:first-child'))"
+        ".map(td => td.innerText)")
+    assert shown == expected and expected
