@@ -36,10 +36,13 @@ Steps (each a mapping with exactly one key, the step's kind):
   (``since: NAME``); marking a name again moves it;
 * ``settle: {limit, quiet, window}`` (all optional seconds: run until nothing changes for
   ``quiet`` seconds, giving up after ``limit``); ``advance: SECONDS``;
-* ``drop`` / ``duplicate`` / ``delay`` (``seconds``): ``{from, to, operation, carrying, times}``,
-  all optional; ``operation`` is a replication message name such as ``ChangePropagation``;
+* ``drop`` / ``duplicate`` / ``delay`` (``seconds``) / ``tamper``: ``{from, to, operation,
+  carrying, times}``, all optional (``tamper``: the message fails the destination's signature check,
+  which answers with a NackBadSignature, 3.3.7.9); ``operation`` is a replication message name such as ``ChangePropagation``;
   ``carrying: {site, seq, path}`` matches the decoded content: a message holding a change of that
   site's partition (or ``enterprise``) with that SeqNumber and path (:mod:`mqspec.refimpl.scenario_match`);
+* ``send: {from, to, body}``: a replication message of ``body`` (hex: any bytes, well-formed or
+  not) sent from ``from`` to ``to``'s replication queue, as a misbehaving peer would;
 * ``partition: [A, B]``, ``heal: [A, B]`` (or ``heal: all``);
 * ``crash: NODE`` or ``crash: {node, lose: volatile | all}``; ``restart: NODE``;
 * ``repeat: {times, steps, index}``: with ``index: i``, every ``{i}`` in the text of the steps
@@ -645,6 +648,17 @@ def _parse_fault(kind: str) -> Callable[[object, str, _Names, bool], dict]:
     return parse_fault
 
 
+def _parse_send(body: object, where: str, names: _Names, _r: bool) -> dict:
+    f = _Fields(body, where, {"from", "to", "body"})
+    text = f.req("body", str)
+    try:
+        data = bytes.fromhex(text)
+    except ValueError:
+        raise ScenarioError(f.at("body"), f"not hex: {text[:40]!r}") from None
+    return {"from": names.node(f.req("from", str), f.at("from")), "to": names.node(f.req("to", str), f.at("to")),
+            "body": data}
+
+
 def _operation(value: object, where: str) -> Operation:
     name = _typed(value, str, where)
     op = OPERATIONS.get(_op_key(name))
@@ -856,6 +870,7 @@ _STEP_PARSERS: dict[str, Callable[[object, str, _Names, bool], dict]] = {
     "create": _parse_change("create"), "update": _parse_change("update"), "delete": _parse_change("delete"),
     "add_site": _parse_add_site, "add_bsc": _parse_add_bsc, "move_psc": _parse_move_psc, "mark": _parse_mark, "settle": _parse_settle, "advance": _parse_advance,
     "drop": _parse_fault("drop"), "duplicate": _parse_fault("duplicate"), "delay": _parse_fault("delay"),
+    "tamper": _parse_fault("tamper"), "send": _parse_send,
     "partition": _parse_partition, "heal": _parse_heal, "crash": _parse_crash, "restart": _parse_restart,
     "repeat": _parse_repeat, "expect": _parse_expect,
 }

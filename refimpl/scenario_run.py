@@ -36,7 +36,7 @@ from .scenario import (
     operation_name,
 )
 from .scenario_match import Carrying, carries
-from .transport import MessageClass, MsmqMessage
+from .transport import MessageClass, MsmqMessage, replication_queue_direct
 from .world import (
     World,
     add_bsc,
@@ -80,7 +80,8 @@ class MessageCounter:
     def __call__(self, record: Mapping[str, Any]) -> None:
         event = record.get("event")
         if event == "receive" and record.get("class") == 0:
-            self.received[(record["node"], record["from"], int(record["body"][34:36], 16))] += 1
+            if len(record["body"]) >= 36:  # raw bytes of a ``send`` step may hold no Operation
+                self.received[(record["node"], record["from"], int(record["body"][34:36], 16))] += 1
         elif event == "send":
             self.sent[(record["node"], record["to"], int(record["body"][34:36], 16))] += 1
         elif event == "directory":
@@ -322,6 +323,12 @@ class _Runner:
     def do_delay(self, args: Mapping[str, Any], where: str, iteration: tuple[int, ...]) -> None:
         self._fault("delay", args)
 
+    def do_tamper(self, args: Mapping[str, Any], where: str, iteration: tuple[int, ...]) -> None:
+        self._fault("tamper", args)
+
+    def do_send(self, args: Mapping[str, Any], where: str, iteration: tuple[int, ...]) -> None:
+        send_raw(self.world, args["from"], args["to"], args["body"])
+
     def do_partition(self, args: Mapping[str, Any], where: str, iteration: tuple[int, ...]) -> None:
         self.world.network.partition(args["a"], args["b"])
 
@@ -510,6 +517,14 @@ def _iteration(iteration: tuple[int, ...]) -> str:
 def _describe(args: Mapping[str, Any]) -> str:
     t = args["type"].name.removeprefix("MQDS_").lower()
     return f"{t} {args['path']}" if args.get("path") is not None else f"{t} {args['guid']}"
+
+
+def send_raw(world: World, source: str, destination: str, body: bytes) -> None:
+    """Send ``body`` as a Normal Express message to ``destination``'s replication queue (the ``send`` step)."""
+    if not world.up.get(source):
+        raise StepFailed(f"{source} is down and cannot send")
+    world.network.send(MsmqMessage(source_machine=source, destination_machine=destination,
+                                   destination_format_name=replication_queue_direct(destination), body=body))
 
 
 def _carrying_matcher(match: Callable[[MsmqMessage], bool], carrying: Carrying,

@@ -3,7 +3,7 @@
 An input is a JSON-ready dict (``{"input": "request", ...}``): the enterprise to build, a
 directory client's request, a ``repeat`` of inputs, a site or a BSC added (4.1, 4.2), a site's PSC
 moved to another machine (``move_psc``, :mod:`mqspec.refimpl.handover`), a network fault (drop /
-duplicate / delay), a cut link or a heal, a crash, a restart, a clock advance, a settle. :class:`Driver` performs
+duplicate / delay / tamper), raw bytes sent by a misbehaving peer, a cut link or a heal, a crash, a restart, a clock advance, a settle. :class:`Driver` performs
 each one exactly as ``mqspec scenario run`` performs the matching scenario step
 (:mod:`mqspec.refimpl.scenario_run`), so :func:`to_scenario` turns the inputs of any run into a
 scenario file that replays the same run event for event (the tests check that the traces agree).
@@ -29,7 +29,7 @@ from mqspec.refimpl.handover import HandoverError, bsc_can_join, move_psc
 from mqspec.refimpl.mqds import ClientRequest, default_scope
 from mqspec.refimpl.mqdsrp_state import PEC_PARTITION_ID
 from mqspec.refimpl.scenario import ENTERPRISE_TYPES, TYPES, operation_name
-from mqspec.refimpl.scenario_run import BUILD_SETTLE, _matcher
+from mqspec.refimpl.scenario_run import BUILD_SETTLE, StepFailed, _matcher, send_raw
 from mqspec.refimpl.world import World, add_bsc, add_site, bootstrap_pec, create_machine
 
 #: replication message names of scenario files -> Operation
@@ -109,7 +109,12 @@ class Driver:
             for _ in range(inp["times"]):
                 for sub in inp["inputs"]:
                     self._perform(sub)
-        elif kind in ("drop", "duplicate", "delay"):
+        elif kind == "send":
+            try:
+                send_raw(w, inp["from"], inp["to"], bytes.fromhex(inp["body"]))
+            except StepFailed as exc:
+                raise InputRefused(str(exc)) from None
+        elif kind in ("drop", "duplicate", "delay", "tamper"):
             op = OPERATIONS[inp["operation"]] if inp.get("operation") else None
             match = _Counted(_matcher(inp.get("from"), inp.get("to"), op), inp.get("times"))
             if kind == "drop":
@@ -210,9 +215,11 @@ def _step(inp: dict[str, Any]) -> dict[str, Any]:
         return {"add_bsc": {"site": inp["site"], "bsc": inp["bsc"]}}
     if kind == "move_psc":
         return {"move_psc": {"site": inp["site"], "to": inp["to"]}}
-    if kind in ("drop", "duplicate", "delay"):
+    if kind in ("drop", "duplicate", "delay", "tamper"):
         body = {k: inp[k] for k in ("from", "to", "operation", "times", "seconds") if inp.get(k) is not None}
         return {kind: body}
+    if kind == "send":
+        return {"send": {"from": inp["from"], "to": inp["to"], "body": inp["body"]}}
     if kind == "partition":
         return {"partition": [inp["a"], inp["b"]]}
     if kind == "heal":

@@ -50,7 +50,9 @@ from hypothesis.stateful import (
     rule,
 )
 from mqspec.model.guid import Guid
-from mqspec.model.mqdsrp import Operation
+from mqspec.model import mqdsrp
+from mqspec.model.mqdsrp import BSCAckMessage, Operation, PSCAckMessage, Scope, SyncRequestMessage
+from mqspec.model.seqnum import SequenceNumber
 from mqspec.proofs import invariants as inv
 from mqspec.refimpl.effects import Mode
 from mqspec.refimpl.handover import bsc_can_join
@@ -78,6 +80,35 @@ OPERATION_NAMES = (None, *(operation_name(op) for op in Operation))
 
 #: (mode, PSCs, BSCs per site) -> the built enterprise every run of that shape starts from a copy of
 _BUILT: dict[tuple[Any, ...], Driver] = {}
+
+
+def _stranger_ack(world: Any, source: str) -> bytes:
+    """A BSCAck from a machine that is no BSC neighbor of anyone (3.2.7.5 ignores it)."""
+    return mqdsrp.encode(BSCAckMessage(world.site_guid("site0"), Guid.from_name("qm:stranger"), "stranger"))
+
+
+def _psc_ack_unowned(world: Any, source: str) -> bytes:
+    """A PSCAck for a partition nobody owns (3.2.7.4 takes no action)."""
+    site = Guid.from_name("site:nowhere")
+    return mqdsrp.encode(PSCAckMessage(site, site, site, SequenceNumber(1), source))
+
+
+def _sync_request_unknown(world: Any, source: str) -> bytes:
+    """A SyncRequest for a partition no server has (3.2.7.3: "If dirPartition is not found: Take no further action")."""
+    return mqdsrp.encode(SyncRequestMessage(world.site_guid("site0"), Guid.from_name("site:nowhere"), SequenceNumber(0),
+                                            SequenceNumber(0), SequenceNumber(0), False, Scope.ENTERPRISE, source))
+
+
+#: the bodies of the ``send_strange`` rule: name -> (world, sender) -> bytes
+STRANGE_BODIES = {
+    "empty": lambda world, source: b"",
+    "version 1": lambda world, source: bytes([1]) + bytes(40),
+    "unknown operation": lambda world, source: bytes(17) + bytes([0x7F]) + bytes(20),
+    "truncated": lambda world, source: _sync_request_unknown(world, source)[:30],
+    "stranger BSCAck": _stranger_ack,
+    "PSCAck for nobody's partition": _psc_ack_unowned,
+    "SyncRequest for an unknown partition": _sync_request_unknown,
+}
 
 
 class InvariantViolation(AssertionError):
@@ -457,10 +488,10 @@ class ReplicationMachine(RuleBasedStateMachine):
 
     # --- the network --------------------------------------------------------------------------
 
-    @rule(kind=st.sampled_from(("drop", "duplicate", "delay")), src=st.integers(0, 15), dst=st.integers(0, 15),
+    @rule(kind=st.sampled_from(("drop", "duplicate", "delay", "tamper")), src=st.integers(0, 15), dst=st.integers(0, 15),
           operation=st.sampled_from(OPERATION_NAMES), times=st.integers(1, 3), seconds=st.sampled_from((0.5, 3.0, 30.0)))
     def fault(self, kind: str, src: int, dst: int, operation: str | None, times: int, seconds: float) -> None:
-        """Drop, duplicate or delay (reorder) the next matching replication messages."""
+        """Drop, duplicate, delay (reorder) or tamper with (a failed signature: a Nack) the next matching messages."""
         nodes = self._nodes()
         inp: dict[str, Any] = {"input": kind, "times": times}
         if src < len(nodes):
@@ -472,6 +503,16 @@ class ReplicationMachine(RuleBasedStateMachine):
         if kind == "delay":
             inp["seconds"] = seconds
         self._apply(inp, f"{kind} {inp.get('from', '*')}->{inp.get('to', '*')} {operation or 'any'} x{times}")
+
+    @rule(kind=st.sampled_from(sorted(STRANGE_BODIES)), src=st.integers(0, 15), dst=st.integers(0, 15))
+    def send_strange(self, kind: str, src: int, dst: int) -> None:
+        """A misbehaving peer's message: bytes no replication message has, or one no server expects (3.1.5.1)."""
+        up, nodes = self._up(), self._nodes()
+        if not up:
+            return
+        source, target = up[src % len(up)], nodes[dst % len(nodes)]
+        body = STRANGE_BODIES[kind](self.world, source)
+        self._apply({"input": "send", "from": source, "to": target, "body": body.hex()}, f"send {kind} {source}->{target}")
 
     @rule(a=st.integers(0, 15), b=st.integers(0, 15))
     def cut_link(self, a: int, b: int) -> None:

@@ -249,3 +249,37 @@ def test_scenario_vocabulary_is_reachable_from_the_help():
     assert vocabulary.exit_code == 0
     for word in ("move_psc", "mark:", "since", "carrying", "index", "my_psc_name", "available", "window"):
         assert word in vocabulary.output, word
+
+
+# --- tamper and send -------------------------------------------------------------------------------
+
+
+def test_a_tampered_message_is_nacked_and_sent_again():
+    """``tamper`` fails a sync request's signature check: the NackBadSignature makes BSC11 send it again (3.3.7.9)."""
+    steps = [{"crash": "BSC11"},
+             {"tamper": {"from": "BSC11", "to": "PSC1", "operation": "SyncRequest", "times": 1}},
+             {"mark": "restart"}, {"restart": "BSC11"}, {"advance": 30},
+             {"expect": {"sent": {"at": "BSC11", "to": "PSC1", "operation": "SyncRequest", "count": ">= 4",
+                                  "since": "restart"}}},
+             {"settle": {"quiet": 60}}, {"expect": {"converged": True}}]
+    records: list[dict] = []
+    result = run(_parse(steps), trace=records.append)
+    assert result.failures == []
+    assert [r["class"] for r in records if r["event"] == "receive" and r["node"] == "BSC11" and r["class"]] == [0x8006]
+
+
+def test_send_delivers_raw_bytes_that_the_receiver_ignores():
+    """``send`` puts bytes no replication message has on the wire; the receiver takes no action (3.1.5.1) and all converges."""
+    steps = [{"send": {"from": "PSC1", "to": "PEC0", "body": "01" + "00" * 40}},
+             {"send": {"from": "PSC1", "to": "PEC0", "body": ""}},
+             {"settle": {"quiet": 60}}, {"expect": {"converged": True}}]
+    records: list[dict] = []
+    assert run(_parse(steps), trace=records.append).failures == []
+    strange = {"01" + "00" * 40, ""}
+    assert [r["body"] for r in records if r["event"] == "receive" and r["body"] in strange] == ["01" + "00" * 40, ""]
+
+
+def test_send_body_is_hex():
+    """A ``send`` body that is not hex is a parse error."""
+    with pytest.raises(sc.ScenarioError, match=r"steps\[0\]\.send\.body: not hex"):
+        _parse([{"send": {"from": "PSC1", "to": "PEC0", "body": "zz"}}])
