@@ -73,6 +73,10 @@ def read_input(hex_text: str | None, source: str | None) -> bytes:
         fail("error", f"{source}: {exc.strerror}")
 
 
+#: what click (8.2 and later) raises for a group given no command; older versions print the help themselves
+NO_ARGS_IS_HELP: type[Exception] = getattr(click.exceptions, "NoArgsIsHelpError", type("_Never", (Exception,), {}))
+
+
 class OneLineUsage(click.Group):
     """The ``mqspec`` group: a usage error anywhere (an unknown option, a value out of range) is one
     ``mqspec: usage: ...`` line on stderr and exit status 2, as every other bad input is."""
@@ -81,6 +85,9 @@ class OneLineUsage(click.Group):
              standalone_mode: bool = True, **extra: Any) -> Any:
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except NO_ARGS_IS_HELP as exc:  # a group run without a command: its help, as click prints it
+            exc.show()
+            sys.exit(exc.exit_code)
         except click.UsageError as exc:
             fail("usage", " ".join(exc.format_message().split()))
         except click.ClickException as exc:

@@ -43,6 +43,14 @@ def test_usage_errors_are_one_line_and_exit_2(args, needle):
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("args", [[], ["mqsd"], ["scenario"]])
+def test_a_group_without_a_command_prints_its_help(args):
+    """`mqspec` (or `mqspec mqsd`) alone prints the help with its list of commands, not a one-line usage error."""
+    out = run_cli(*args)
+    assert out.stderr.startswith("Usage: ") and "Commands:" in out.stderr and len(out.stderr.splitlines()) > 5
+    assert "mqspec: usage:" not in out.stderr
+
+
 def test_encode_rejects_bad_json_with_line_and_column(tmp_path):
     """A JSON syntax error names the file, line and column."""
     path = tmp_path / "bad.json"
