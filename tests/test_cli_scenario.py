@@ -115,13 +115,16 @@ def test_bad_json_names_line_and_column(tmp_path):
 
 
 def test_trace_lines_carry_the_trace_id_and_format(small, tmp_path):
-    """--trace writes the published format: one JSON object per line, each with the trace id (stem:mode:seed) and format 1."""
+    """--trace writes the published format: one JSON object per line, each with the trace id (stem:mode:seed) and the format version."""
     trace = tmp_path / "t.ndjson"
     out = invoke(str(small), "--trace", str(trace), "--seed", "3")
     assert out.exit_code == 0, out.stderr
     lines = [json.loads(line) for line in trace.read_text().splitlines()]
     assert len(lines) > 10
-    assert all(line["trace"] == "small:clarified:3" and line["format"] == 1 for line in lines)
+    from mqspec.oracle.trace_format import FORMAT_VERSION
+
+    assert FORMAT_VERSION == 2
+    assert all(line["trace"] == "small:clarified:3" and line["format"] == FORMAT_VERSION for line in lines)
     events = {line["event"] for line in lines}
     assert {"header", "node", "start", "send", "receive", "timer", "directory", "client_request", "snapshot"} <= events
     assert lines[0]["event"] == "header"
