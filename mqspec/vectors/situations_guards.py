@@ -246,3 +246,13 @@ def _rba_bsc_neighbor():
     qm = bsc()
     qm.bsc_neighbors = [DirectoryNeighbor(SITE1, "BSC12")]
     return qm, {"message": BSCAckMessage(SITE1, qm_guid("BSC12"), "BSC12")}
+
+
+@situation("handle_directory_change", "window-max-outside-normal")
+def _hdc_window_max_sync0():
+    """Outside NORMAL an out-of-order change under a window of MAX is only queued: E-311 asks for the gap in NORMAL only."""
+    qm = psc()
+    p = part(qm, SITE0)
+    p.last_seq_number, p.purge_state = seq(3), PurgeState.SYNC0
+    return qm, {"partition": p, "change": change(Command.CREATE, SITE0, 8, previous=6,
+                                                 properties=queue_props("object8")), "check_flush": True}

@@ -262,3 +262,19 @@ def _machine_unknown_guid():
     qm = psc(bsc_neighbors=())
     return qm, {"partition": part(qm, SITE1), "path_name": None, "guid": qm_guid("m9"),
                 "properties": (Property(P["PROPID_QM_SERVICE"], SERVICE_BSC),), "sync": False}
+
+
+@situation("handle_site_update", "psc-of-its-own-site-renamed")
+def _site_own_psc_renamed():
+    """A PSC whose own site gets a new PSC name moves the partition's authority; MyPSCName is a BSC's only (E-312)."""
+    qm = psc()
+    put(qm, SITE, "site1", site_props("site1", SITE1, PSC1), ENT)
+    return qm, {"path_name": None, "guid": SITE1, "properties": site_props("site1", None, "PSC9"), "sync": False}
+
+
+@situation("handle_site_update", "bsc-sees-another-site-renamed")
+def _site_other_renamed_at_bsc():
+    """A BSC that sees another site's PSC renamed keeps its MyPSCName: only its own site's PSC is its PSC (E-312)."""
+    qm = bsc()
+    put(qm, SITE, "site0", site_props("site0", SITE0, PEC), ENT)
+    return qm, {"path_name": None, "guid": SITE0, "properties": site_props("site0", None, "PEC9"), "sync": False}
