@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 import uuid
 from typing import ClassVar
 
@@ -44,10 +45,18 @@ class Guid:
         return cls(uuid.uuid5(uuid.NAMESPACE_URL, f"mqspec:{name}").bytes_le)
 
     def __str__(self) -> str:
-        return str(uuid.UUID(bytes_le=self.bytes_le))
+        return _text(self.bytes_le)
 
     def __repr__(self) -> str:
         return f"Guid('{self}')"
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _text(b: bytes) -> str:
+    # str(uuid.UUID(bytes_le=b)) without building a UUID: snapshots and fingerprints print every
+    # GUID of every replica, so this is on the simulator's hot path
+    h = (b[3::-1] + b[5:3:-1] + b[7:5:-1] + b[8:]).hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 Guid.NULL = Guid(bytes(16))

@@ -37,6 +37,7 @@ True
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -45,7 +46,7 @@ import attrs
 from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
 from mqspec.model.propids import PROPIDS, ObjectType
-from mqspec.model.query import ColumnSet, Restriction, SortSet
+from mqspec.model.query import ColumnSet, Relation, Restriction, SortSet
 from mqspec.model.seqnum import MIN_SEQ_NUMBER, SequenceNumber
 from mqspec.wording import plural
 
@@ -59,6 +60,8 @@ from .status import (
 
 #: how many objects one Lookup Directory Next returns when the caller does not say (E-196)
 DEFAULT_LOOKUP_CHUNK = 100
+
+_PREQ = Relation.PREQ
 
 #: Reset Directory Partition operations (3.3.7.10, 3.3.7.11)
 RESET_MARK_DELETED = 1
@@ -83,6 +86,8 @@ _PARTITION: dict[int, int] = {
     _CN: _p("PROPID_CN_PARTITIONID"), _E: _p("PROPID_E_PARTITIONID"), _U: _p("PROPID_U_PARTITIONID"),
     _L: _p("PROPID_L_PARTITIONID"),
 }
+#: the type whose partition property each ``*_PARTITIONID`` is
+_PARTITION_TYPE: dict[int, int] = {propid: object_type for object_type, propid in _PARTITION.items()}
 #: the sequence-number blob of each type (3.2.7.8: [PRGE, PROPID_x_SEQNUM, PV(fromSeqNum)])
 _SEQNUM: dict[int, int] = {
     _Q: _p("PROPID_Q_SEQNUM"), _QM: _p("PROPID_QM_SEQNUM"), _S: _p("PROPID_S_SEQNUM"),
@@ -175,10 +180,26 @@ class _Lookup:
         self.position = position
 
 
-class DirectoryStore:
-    """The objects of one queue manager's local directory and its open lookups."""
+_SUM_MOD = 1 << 128
 
-    __slots__ = ("objects", "_by_path", "_lookups", "_next_handle")
+
+def _content_hash(obj: DirectoryObject) -> int:
+    """A 128-bit digest of what a snapshot shows of an object: GUID, type, path name, sequence number."""
+    path = b"\x00" if obj.path_name is None else b"\x01" + obj.path_name.encode("utf-8", "surrogatepass")
+    key = obj.guid.bytes_le + obj.object_type.to_bytes(4, "little", signed=True) + obj.seq_number.to_bytes() + path
+    return int.from_bytes(hashlib.blake2b(key, digest_size=16).digest(), "little")
+
+
+class DirectoryStore:
+    """The objects of one queue manager's local directory and its open lookups.
+
+    Besides the objects, the store keeps an index by partition and, per partition, the sum of
+    the objects' content digests (:meth:`partition_digest`): whether a partition's objects
+    changed is then a comparison of two numbers, not of every object (the simulator's settle).
+    Every change to an object goes through the methods below, which keep both up to date.
+    """
+
+    __slots__ = ("objects", "_by_path", "_lookups", "_next_handle", "_parts", "_sums")
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by content
 
     def __init__(self) -> None:
@@ -186,6 +207,35 @@ class DirectoryStore:
         self._by_path: dict[tuple[int, str], Guid] = {}
         self._lookups: dict[int, _Lookup] = {}
         self._next_handle = 1
+        self._parts: dict[Guid, dict[Guid, DirectoryObject]] = {}  # partition -> its objects
+        self._sums: dict[Guid, int] = {}  # partition -> sum of its objects' content digests
+
+    # --- the partition index -------------------------------------------------------------
+    def _index(self, obj: DirectoryObject) -> None:
+        pid = obj.partition_id
+        part = self._parts.get(pid)
+        if part is None:
+            part = self._parts[pid] = {}
+        part[obj.guid] = obj
+        self._sums[pid] = (self._sums.get(pid, 0) + _content_hash(obj)) % _SUM_MOD
+
+    def _unindex(self, obj: DirectoryObject) -> None:
+        pid = obj.partition_id
+        part = self._parts[pid]
+        del part[obj.guid]
+        if part:
+            self._sums[pid] = (self._sums[pid] - _content_hash(obj)) % _SUM_MOD
+        else:
+            del self._parts[pid]
+            del self._sums[pid]
+
+    def partition_digest(self, partition_id: Guid) -> int:
+        """A digest of the objects of one partition (GUID, type, path, sequence number); 0 when none.
+
+        Equal contents give equal digests; unequal contents give unequal ones but with
+        probability 2**-128.
+        """
+        return self._sums.get(partition_id, 0)
 
     # --- finding objects ----------------------------------------------------------------
     def find(
@@ -270,7 +320,8 @@ class DirectoryStore:
         if path_name is not None:
             props[path_prop] = path_name  # type: ignore[index]
             self._by_path[key] = guid  # type: ignore[index]
-        self.objects[guid] = DirectoryObject(guid, object_type, path_name, partition_id, seq_number, props)
+        obj = self.objects[guid] = DirectoryObject(guid, object_type, path_name, partition_id, seq_number, props)
+        self._index(obj)
         return MQ_OK
 
     def update(
@@ -304,15 +355,20 @@ class DirectoryStore:
             holder = self._by_path.get(key)
             if holder is not None and holder != obj.guid:
                 return MQDS_OBJECT_EXISTS
+            self._unindex(obj)
             if obj.path_name is not None:
                 del self._by_path[_key(object_type, obj.path_name)]
             self._by_path[key] = obj.guid
             obj.path_name = new_path
+            self._index(obj)
         obj.properties.update(props)
-        if partition_id is not None:
-            obj.partition_id = partition_id
-        if seq_number is not None:
-            obj.seq_number = seq_number
+        if partition_id is not None or seq_number is not None:
+            self._unindex(obj)
+            if partition_id is not None:
+                obj.partition_id = partition_id
+            if seq_number is not None:
+                obj.seq_number = seq_number
+            self._index(obj)
         # E-193: the maintained properties follow the object, whatever the caller passed
         obj.properties[identity] = obj.guid
         obj.properties[_PARTITION[object_type]] = obj.partition_id
@@ -339,6 +395,7 @@ class DirectoryStore:
 
     def _remove(self, obj: DirectoryObject) -> None:
         del self.objects[obj.guid]
+        self._unindex(obj)
         if obj.path_name is not None:
             del self._by_path[_key(obj.object_type, obj.path_name)]
 
@@ -380,7 +437,7 @@ class DirectoryStore:
         cols = _column_ids(columns)
         chosen = [
             obj
-            for obj in self.objects.values()
+            for obj in self._candidates(restriction)
             if (object_type is None or obj.object_type == object_type)
             and (restriction is None or restriction.matches(obj.properties))
         ]
@@ -394,6 +451,22 @@ class DirectoryStore:
         self._next_handle += 1
         self._lookups[handle] = _Lookup(rows)
         return handle
+
+    def _candidates(self, restriction: Restriction | None) -> Iterable[DirectoryObject]:
+        """The objects a lookup must test: one partition's when the restriction begins with one.
+
+        A restriction whose first term is ``PROPID_x_PARTITIONID == p`` (3.2.7.8's) matches only
+        objects of type x in partition p: the store keeps that property equal to the object's
+        partition, objects of other types cannot hold it (E-194), and the first term is tested
+        first, so no other object gets as far as the later terms.
+        """
+        first = restriction.restrictions[0] if restriction is not None and restriction.restrictions else None
+        if first is None or first.relation != _PREQ or first.propid not in _PARTITION_TYPE:
+            return self.objects.values()
+        if not isinstance(first.value, Guid):
+            return self.objects.values()
+        object_type = _PARTITION_TYPE[first.propid]
+        return [obj for obj in self._parts.get(first.value, {}).values() if obj.object_type == object_type]
 
     def lookup_next(self, handle: int, max_objects: int = DEFAULT_LOOKUP_CHUNK) -> list[list[object]]:
         """Lookup Directory Next: up to ``max_objects`` more rows; an empty list when all were read."""
@@ -425,16 +498,17 @@ class DirectoryStore:
         """
         if operation == RESET_MARK_DELETED:
             blob = MIN_SEQ_NUMBER.to_bytes()
-            for obj in self.objects.values():
-                if obj.partition_id == partition_id:
-                    obj.seq_number = MIN_SEQ_NUMBER
-                    obj.properties[_SEQNUM[obj.object_type]] = blob
+            for obj in list(self._parts.get(partition_id, {}).values()):
+                self._unindex(obj)
+                obj.seq_number = MIN_SEQ_NUMBER
+                obj.properties[_SEQNUM[obj.object_type]] = blob
+                self._index(obj)
             return MQ_OK
         if operation == RESET_DELETE_MARKED:
             doomed = [
                 obj
-                for obj in self.objects.values()
-                if obj.partition_id == partition_id and obj.seq_number == MIN_SEQ_NUMBER
+                for obj in self._parts.get(partition_id, {}).values()
+                if obj.seq_number == MIN_SEQ_NUMBER
             ]
             for obj in doomed:
                 self._remove(obj)
@@ -444,7 +518,7 @@ class DirectoryStore:
     # --- views, copies, comparison ---------------------------------------------------------
     def objects_in(self, partition_id: Guid) -> list[DirectoryObject]:
         """The objects of one partition, in lookup order (sequence number, then GUID)."""
-        found = [obj for obj in self.objects.values() if obj.partition_id == partition_id]
+        found = list(self._parts.get(partition_id, {}).values())
         found.sort(key=DirectoryObject.sort_key)
         return found
 
@@ -467,6 +541,8 @@ class DirectoryStore:
         other._by_path = dict(self._by_path)
         other._lookups = {h: _Lookup(list(lk.rows), lk.position) for h, lk in self._lookups.items()}
         other._next_handle = self._next_handle
+        for obj in other.objects.values():
+            other._index(obj)
         return other
 
     def __eq__(self, other: object) -> bool:

@@ -74,6 +74,8 @@ class World:
         self.messages_processed = 0
         self.changes_applied = 0  # directory operations applied at replicas from received changes
         self._timers: dict[tuple[str, TimerKey], TimerHandle] = {}
+        self._by_fold: dict[str, str] = {}  # casefolded machine name -> node name (the first added)
+        self._changed: set[str] = set()  # nodes a handler ran at, or that crashed, since settle last looked
         self._guids = 0
         self._trace = trace
         self._receiving = False
@@ -111,6 +113,7 @@ class World:
             role=role, pec_name=pec, configured_psc_name=psc, directory=DirectoryStore(),
         )
         self.nodes[name] = qm
+        self._by_fold.setdefault(name.casefold(), name)
         self.up[name] = False
         self.network.add_machine(name, qm.identifier)
         return qm
@@ -140,6 +143,7 @@ class World:
         for key in [k for k in self._timers if k[0] == name]:
             self.scheduler.cancel(self._timers.pop(key))
         lose_volatile_state(qm)
+        self._changed.add(name)
         if lose == "all":
             qm.partitions.clear()
             qm.psc_neighbors.clear()
@@ -189,22 +193,42 @@ class World:
         """Run until nothing changes for ``quiet`` seconds (long enough for a SeqNumberHeader round).
 
         Returns False when ``limit`` seconds pass first. Periodic timers never stop, so
-        quiescence is judged on state, not on an empty event queue.
+        quiescence is judged on state, not on an empty event queue: "nothing changes" means an
+        unchanged :meth:`snapshot`. After each window only the nodes a handler ran at are
+        compared again (:func:`node_signature`, the snapshot in digest form), so a window costs
+        what happened in it, not the size of the enterprise.
         """
         start = self.now
-        last = self.fingerprint()
+        last = {name: node_signature(qm) for name, qm in self.nodes.items()}
+        self._changed.clear()
         still = 0.0
         while self.now - start < limit:
             self.advance(window)
-            current = self.fingerprint()
-            if current == last and not any(qm.pending_requests for qm in self.nodes.values()):
+            same = self._compare_changed(last)
+            if same and not any(qm.pending_requests for qm in self.nodes.values()):
                 still += window
                 if still >= quiet:
                     return True
             else:
                 still = 0.0
-                last = current
         return False
+
+    def _compare_changed(self, last: dict[str, tuple]) -> bool:
+        """Whether the nodes changed since ``last`` still equal it; ``last`` then holds their state."""
+        same = len(last) == len(self.nodes)
+        for name in self._changed:
+            qm = self.nodes.get(name)
+            if qm is None:
+                continue
+            current = node_signature(qm)
+            if last.get(name) != current:
+                same = False
+                last[name] = current
+        for name, qm in self.nodes.items():
+            if name not in last:  # a node added during the window (not by a handler)
+                last[name] = node_signature(qm)
+        self._changed.clear()
+        return same
 
     def _dispatch(self, event: object) -> None:
         if type(event) is TimerFired:
@@ -230,7 +254,9 @@ class World:
 
     def _drain(self, machine: str) -> None:
         """The Dequeue Message loop of 3.1.3.3 / 3.1.5.1: process what the replication queue holds."""
-        name = next((n for n in self.nodes if n.casefold() == machine.casefold()), None)
+        name = self._by_fold.get(machine.casefold())
+        if name is None or self.nodes.get(name) is None:  # nodes replaced by hand: look them over
+            name = next((n for n in self.nodes if n.casefold() == machine.casefold()), None)
         if name is None or not self.up[name] or not self.nodes[name].replication_queue_open:
             return
         qm = self.nodes[name]
@@ -248,6 +274,7 @@ class World:
 
     def _run(self, qm: QueueManager, handler: Callable[[Context], object], event: tuple[Any, ...] = ()) -> None:
         ctx = Context(qm.machine_name, self.mode, self.now)
+        self._changed.add(qm.machine_name)
         observers = self.observers
         if observers:  # observation hook (proofs/ghost.py)
             ctx.effects = _ObservedEffects(self, qm, observers)
@@ -355,20 +382,24 @@ def fire_timer(qm: QueueManager, ctx: Context, timer: TimerKey) -> None:
 
 def node_snapshot(qm: QueueManager) -> dict[str, Any]:
     """One node's replication state and directory in the published JSON shape."""
-    objects = qm.directory.snapshot()
+    by_partition: dict[str, dict[str, Any]] = {}
+    for guid, o in qm.directory.snapshot().items():
+        objects = by_partition.get(o["partition"])
+        if objects is None:
+            objects = by_partition[o["partition"]] = {}
+        objects[guid] = {"type": o["type"], "path": o["path"], "seq": o["seq"]}
     partitions = {}
     for p in qm.partitions:
-        partitions[str(p.partition_id)] = {
+        pid = str(p.partition_id)
+        partitions[pid] = {
             "authority": p.authority_name,
             "last_seq": p.last_seq_number.value,
             "purged_seq": p.purged_seq_number.value,
             "allowed_purge_seq": p.allowed_purge_seq_number.value,
             "purge_state": p.purge_state.name,
             "pending": len(p.pending_changes),
-            "objects": {
-                guid: {"type": o["type"], "path": o["path"], "seq": o["seq"]}
-                for guid, o in objects.items() if o["partition"] == str(p.partition_id)
-            },
+            # a copy each: two partition objects with one PartitionID (E-104) share no dict
+            "objects": dict(by_partition.get(pid, {})),
         }
     return {
         "role": qm.role.value,
@@ -382,6 +413,28 @@ def node_snapshot(qm: QueueManager) -> dict[str, Any]:
             for d in qm.deleted_objects
         ],
     }
+
+
+def node_signature(qm: QueueManager) -> tuple[Any, ...]:
+    """:func:`node_snapshot` in digest form: equal signatures exactly when the snapshots are equal.
+
+    The objects of each partition stand as their digest (DirectoryStore.partition_digest), the
+    rest as the snapshot shows it, so it costs the partitions, neighbors and tombstones of the
+    node, not its objects.
+    """
+    directory = qm.directory
+    partitions = {}
+    for p in qm.partitions:
+        partitions[p.partition_id] = (
+            p.authority_name, p.last_seq_number.value, p.purged_seq_number.value,
+            p.allowed_purge_seq_number.value, p.purge_state.name, len(p.pending_changes),
+            directory.partition_digest(p.partition_id),
+        )
+    return (
+        qm.role.value, qm.site_identifier, partitions,
+        [n.machine_name for n in qm.psc_neighbors], [n.machine_name for n in qm.bsc_neighbors],
+        [(d.identifier, d.partition_id, d.seq_number.value, d.object_type or None) for d in qm.deleted_objects],
+    )
 
 
 def convergence_problems(world: World) -> list[str]:
