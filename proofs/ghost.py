@@ -377,6 +377,13 @@ class Ghost:
         """Servers left or joined the world (a PSC handover, refimpl/handover.py): find owners afresh."""
         self._owners_for = -1
 
+    def skipped(self, world: Any, qm: QueueManager, event: tuple[Any, ...]) -> None:
+        """A handler run the World's fast path skipped because it changes nothing (refimpl/fastpath.py).
+
+        It would have found no move, no request and no tombstone; only that it touched the server.
+        """
+        self.touched.add(qm.machine_name)
+
     def crashed(self, world: Any, name: str, lose: str) -> None:
         self._runs.pop(name, None)
         self._pending_apply[name] = False

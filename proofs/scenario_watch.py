@@ -38,6 +38,8 @@ class InvariantWatch:
         self.quiescent_checks = 0
         #: the first violation of each invariant: {"invariant", "step", "problems"}, in the order found
         self.violations: list[dict[str, Any]] = []
+        #: every check: (step, {invariant: problems}) (the fast path's equivalence test compares them)
+        self.history: list[tuple[str, dict[str, list[str]]]] = []
         self._seen: set[str] = set()
         self._lost_before = 0
         self._quiescent = False
@@ -76,7 +78,9 @@ class InvariantWatch:
         self.checks += 1
         self.quiescent_checks += self._quiescent
         self._quiescent, self._settled = False, True
-        for name, problems in inv.check(obs, self.names).items():
+        verdicts = inv.check(obs, self.names)
+        self.history.append((self.step, verdicts))
+        for name, problems in verdicts.items():
             if name not in self._seen:
                 self._seen.add(name)
                 self.violations.append({"invariant": name, "step": self.step, "problems": problems})

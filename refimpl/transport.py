@@ -641,6 +641,56 @@ class Network:
             return msg
         return None
 
+    # -- the simulator's fast path (refimpl/fastpath.py) ---------------------------------------
+
+    def quiet_arrival(self, source: str, destination: str, time_to_reach_queue: int,
+                      message: Callable[[], MsmqMessage]) -> tuple[float, int] | None:
+        """When a Normal Express message sent now would arrive untouched, and the sender's epoch.
+
+        None when something could act on the message on its way: an injected fault that matches
+        it (or whose match cannot be asked without counting: a match callable declares itself
+        side-effect free with a ``pure`` attribute, the predicate to ask), random loss, a cut
+        link, a stopped or unknown destination, a TimeToReachQueue that runs out. ``message``
+        makes the message, when a fault must be asked.
+        """
+        src, dst = source.casefold(), destination.casefold()
+        sender = self._machines.get(src)
+        if sender is None or not sender.up or dst not in self._machines:
+            return None
+        if (src != dst and self._loss_rate) or self._blocked(src, dst):
+            return None
+        now = self._sched.now
+        if self._faults:
+            with attrs.validators.disabled():
+                probe = attrs.evolve(message(), message_id=self._next_id, sent_at=now)
+            for fault in self._faults.values():
+                pure = getattr(fault.match, "pure", None)
+                if pure is None or pure(probe):
+                    return None
+        at = now + self._link_latency(src, dst)
+        if time_to_reach_queue != INFINITE and at > now + time_to_reach_queue:
+            return None
+        return at, sender.epoch
+
+    def blocked(self, source: str, destination: str) -> bool:
+        """Whether a message from ``source`` would wait at its sender now (destination down, link cut)."""
+        return self._blocked(source.casefold(), destination.casefold())
+
+    def late_arrival(self, message: MsmqMessage, sent_at: float, epoch: int) -> Arrived | None:
+        """A message sent at ``sent_at`` (by a sender in ``epoch``) that reaches its destination now.
+
+        What :meth:`send` and the arrival would have done, done at the arrival: for a message the
+        fast path did not send, found at its arrival to need the real network after all.
+        """
+        with attrs.validators.disabled():
+            sent = attrs.evolve(message, message_id=self._new_id(), sent_at=sent_at)
+        self.sent += 1
+        self.bytes_sent += len(sent.body)
+        self._next_tid += 1
+        transit = _Transit(self._next_tid, sent, sent.source_machine.casefold(),
+                           sent.destination_machine.casefold(), None, sent.reach_deadline, 0.0, epoch)
+        return self._arrive(transit)
+
     def queue_depth(self, machine: str, queue: str = REPLICATION_QUEUE_PATH) -> int:
         """How many messages wait in a queue (expired ones included until a dequeue finds them)."""
         return len(self._queue(machine, queue)[1])

@@ -21,6 +21,7 @@ from mqspec.model.guid import Guid
 from mqspec.model.propids import PROPIDS, ObjectType
 from mqspec.model.propvalue import Property
 
+from . import fastpath
 from . import mqdsrp_client as client
 from .clock import Scheduler, TimerHandle
 from .directory import DirectoryStore, type_name
@@ -45,7 +46,7 @@ from .mqdsrp_state import (
     Role,
     lose_volatile_state,
 )
-from .transport import AckRequested, MsmqMessage, Network, msmq_priority
+from .transport import AckRequested, Arrived, MsmqMessage, Network, msmq_priority
 
 P = {name: pdef.propid for name, pdef in PROPIDS.items()}
 
@@ -62,8 +63,12 @@ class World:
     """Directory servers on a simulated network; see the module docstring."""
 
     def __init__(self, *, mode: Mode = Mode.CLARIFIED, seed: int = 0, latency: float = 0.05,
-                 trace: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 trace: Callable[[dict[str, Any]], None] | None = None, skip_idle_timers: bool = False) -> None:
         self.mode = mode
+        #: the fast path of refimpl/fastpath.py: skip Change Propagation Timer firings that change nothing
+        self.skip_idle_timers = skip_idle_timers
+        self.timers_skipped = 0
+        self.messages_skipped = 0
         self.seed = seed
         self.scheduler = Scheduler()
         self.network = Network(self.scheduler, seed=seed, latency=latency)
@@ -215,7 +220,11 @@ class World:
 
     def _compare_changed(self, last: dict[str, tuple]) -> bool:
         """Whether the nodes changed since ``last`` still equal it; ``last`` then holds their state."""
-        same = len(last) == len(self.nodes)
+        same = True
+        if last.keys() != self.nodes.keys():  # servers joined or left (a PSC handover, refimpl/handover.py)
+            same = False
+            for name in [n for n in last if n not in self.nodes]:
+                del last[name]
         for name in self._changed:
             qm = self.nodes.get(name)
             if qm is None:
@@ -236,15 +245,21 @@ class World:
             if not self.up.get(event.node):
                 return
             qm = self.nodes[event.node]
+            if (self.skip_idle_timers and event.timer.kind == "change_propagation" and fastpath.fast_path_open(self)
+                    and fastpath.skip_idle_propagation(self, qm, event)):
+                return
             if self._trace is not None:
                 self._emit({"event": "timer", "node": event.node, "timer": event.timer.kind,
                             "args": list(event.timer.args)})
             self._run(qm, lambda ctx: fire_timer(qm, ctx, event.timer), ("timer", event.timer))
             return
         if not self.network.handles(event):
-            event.fire(self)  # type: ignore[attr-defined]  # MS-MQCN: a queue manager's timer (notify.py)
+            event.fire(self)  # type: ignore[attr-defined]  # MS-MQCN timers (notify.py), fastpath.QuietArrival
             return
-        arrived = self.network.handle(event)
+        self.arrived(self.network.handle(event))
+
+    def arrived(self, arrived: Arrived | None) -> None:
+        """A message was placed in a queue: the queue's owner takes it."""
         if arrived is not None:
             mqcn_qm = self.queue_managers.get(arrived.machine.casefold())
             if mqcn_qm is not None:  # MS-MQCN: the notify_queue$ Dequeue Message loop (notify.py)
@@ -292,15 +307,8 @@ class World:
             if not effect.destination or not self.up.get(effect.node):
                 self._emit({"event": "unsent", "node": effect.node, "why": "no destination"})
                 return
-            body = mqdsrp.encode(effect.body)
-            msg = MsmqMessage(
-                source_machine=effect.node, destination_machine=effect.destination,
-                destination_format_name=effect.format_name, body=body, priority=msmq_priority(effect.priority),
-                time_to_reach_queue=effect.time_to_reach_queue, time_to_be_received=effect.time_to_be_received,
-                ack_requested=AckRequested.from_text(effect.ack_requested.value), admin_queue=effect.admin_queue,
-                response_queue=effect.response_queue, sender_identifier_type=effect.sender_identifier_type,
-                sender_identifier=effect.sender_identifier,
-            )
+            msg = self.message_of(effect)
+            body = msg.body
             if self._trace is not None:
                 self._emit({"event": "send", "node": effect.node, "to": effect.destination,
                             "priority": effect.priority, "timeout": effect.time_to_reach_queue,
@@ -333,6 +341,26 @@ class World:
         else:
             self._emit({"event": "clarified", "node": getattr(effect, "node", ""),
                         "erratum": getattr(effect, "erratum", ""), "detail": getattr(effect, "detail", "")})
+
+    def message_of(self, effect: EnqueueMessage) -> MsmqMessage:
+        """The MSMQ message an EnqueueMessage effect puts on the network (its body encoded)."""
+        return MsmqMessage(
+            source_machine=effect.node, destination_machine=effect.destination,
+            destination_format_name=effect.format_name, body=mqdsrp.encode(effect.body),
+            priority=msmq_priority(effect.priority),
+            time_to_reach_queue=effect.time_to_reach_queue, time_to_be_received=effect.time_to_be_received,
+            ack_requested=AckRequested.from_text(effect.ack_requested.value), admin_queue=effect.admin_queue,
+            response_queue=effect.response_queue, sender_identifier_type=effect.sender_identifier_type,
+            sender_identifier=effect.sender_identifier,
+        )
+
+    def rearm(self, event: TimerFired, delay: float) -> None:
+        """Start the timer of a firing again, as a StartTimer effect of its handler would (fast path)."""
+        self._timers[(event.node, event.timer)] = self.scheduler.schedule_in(delay, event)
+
+    def note_skip(self, record: dict[str, Any]) -> None:
+        """Trace a firing or a receipt the fast path skipped (refimpl/fastpath.py)."""
+        self._emit(record)
 
     def note(self, event: str, **fields: Any) -> None:
         """Add a record of the driver's own (a scenario step, a settle's outcome) to the trace."""

@@ -52,14 +52,15 @@ def enterprise_input(sites: list[dict[str, Any]], pec: str = "PEC0") -> dict[str
 class Driver:
     """A World, its ghost recorder, the inputs performed so far and the trace they produced."""
 
-    def __init__(self, mode: Mode = Mode.CLARIFIED, seed: int = 0, *, ghost: bool = True) -> None:
+    def __init__(self, mode: Mode = Mode.CLARIFIED, seed: int = 0, *, ghost: bool = True,
+                 skip_idle_timers: bool = False) -> None:
         self.mode = mode
         self.seed = seed
         self.inputs: list[dict[str, Any]] = []
         self.trace: list[dict[str, Any]] = []
         # a method of the driver, not ``self.trace.append``: a deep copy of the driver (the
         # machine's cache of built enterprises) must trace into the copy's list
-        self.world = World(mode=mode, seed=seed, trace=self._record)
+        self.world = World(mode=mode, seed=seed, trace=self._record, skip_idle_timers=skip_idle_timers)
         self.ghost = Ghost(self.world) if ghost else None
         self.last_settle_quiet = True
         self.drops: list[_Counted] = []
@@ -161,12 +162,14 @@ class Driver:
 class _Counted:
     """A fault's message matcher that counts its matches (the fault then applies to exactly those)."""
 
-    __slots__ = ("hits", "match", "times")
+    __slots__ = ("hits", "match", "times", "pure")
 
     def __init__(self, match: Any, times: int | None) -> None:
         self.match = match
         self.times = times
         self.hits = 0
+        #: the match without the count, for the World's fast path (refimpl/fastpath.py)
+        self.pure = getattr(match, "pure", None)
 
     def __call__(self, msg: Any) -> bool:
         if self.match(msg):

@@ -149,6 +149,10 @@ class ReplicationMachine(RuleBasedStateMachine):
     #: settle arguments of the settles that end a run (None: World.settle's defaults); the
     #: literal machine bounds them, its sync-request storms make every simulated second cost
     FINAL_SETTLE: ClassVar[dict[str, float] | None] = None
+    #: the World's fast path (refimpl/fastpath.py): idle Change Propagation Timer firings are skipped,
+    #: with the same states and invariant verdicts (tests/refimpl/test_fastpath.py); a recording
+    #: machine keeps every firing in its trace
+    SKIP_IDLE_TIMERS: ClassVar[bool] = True
     #: whether the 20-minute SeqNumberHeader waits are among the rules
     LONG_WAITS: ClassVar[bool] = True
     #: at least this many steps between bursts, between 20-minute waits, between mid-run settles
@@ -199,10 +203,11 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.catalog = {"machine": [{"path": f"C{i}", "site": f"site{i}", "guid": str(Guid.from_name(f"qm:C{i}")),
                                      "fixed": True} for i in range(pscs)]}
         # building is deterministic: build each enterprise once and start every run from a copy
-        key = (self.MODE, self.LITERAL_IN, pscs, tuple(bscs[:pscs]))
+        skip = self.SKIP_IDLE_TIMERS and not self.RECORD
+        key = (self.MODE, self.LITERAL_IN, skip, pscs, tuple(bscs[:pscs]))
         built = _BUILT.get(key)
         if built is None:
-            built = _BUILT[key] = Driver(self.MODE)
+            built = _BUILT[key] = Driver(self.MODE, skip_idle_timers=skip)
             built.apply(enterprise_input(self.sites))
         self.driver = built.copy()
         self._observe(f"build {pscs} site(s), BSCs {bscs[:pscs]}", full=True)
