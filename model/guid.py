@@ -47,6 +47,11 @@ class Guid:
     def __str__(self) -> str:
         return _text(self.bytes_le)
 
+    def __hash__(self) -> int:
+        # the bytes' own hash (CPython keeps it): GUIDs key the simulator's every dict, and the
+        # generated hash of a one-field tuple costs a tuple per lookup
+        return hash(self.bytes_le)
+
     def __repr__(self) -> str:
         return f"Guid('{self}')"
 

@@ -37,7 +37,6 @@ True
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -180,14 +179,16 @@ class _Lookup:
         self.position = position
 
 
-_SUM_MOD = 1 << 128
+_SUM_MOD = 1 << 64
 
 
 def _content_hash(obj: DirectoryObject) -> int:
-    """A 128-bit digest of what a snapshot shows of an object: GUID, type, path name, sequence number."""
-    path = b"\x00" if obj.path_name is None else b"\x01" + obj.path_name.encode("utf-8", "surrogatepass")
-    key = obj.guid.bytes_le + obj.object_type.to_bytes(4, "little", signed=True) + obj.seq_number.to_bytes() + path
-    return int.from_bytes(hashlib.blake2b(key, digest_size=16).digest(), "little")
+    """A 64-bit digest of what a snapshot shows of an object: GUID, type, path name, sequence number.
+
+    Python's hash of the tuple: the process's hash seed changes the values, never whether two
+    equal contents agree (unequal ones collide with probability about 2**-64).
+    """
+    return hash((obj.guid.bytes_le, obj.object_type, obj.path_name, obj.seq_number.value))
 
 
 class DirectoryStore:
@@ -233,7 +234,7 @@ class DirectoryStore:
         """A digest of the objects of one partition (GUID, type, path, sequence number); 0 when none.
 
         Equal contents give equal digests; unequal contents give unequal ones but with
-        probability 2**-128.
+        probability about 2**-64.
         """
         return self._sums.get(partition_id, 0)
 

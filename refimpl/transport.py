@@ -649,9 +649,10 @@ class Network:
 
         None when something could act on the message on its way: an injected fault that matches
         it (or whose match cannot be asked without counting: a match callable declares itself
-        side-effect free with a ``pure`` attribute, the predicate to ask), random loss, a cut
-        link, a stopped or unknown destination, a TimeToReachQueue that runs out. ``message``
-        makes the message, when a fault must be asked.
+        side-effect free with a ``pure`` attribute, the predicate to ask, which must not depend on
+        the message_id and sent_at :meth:`send` assigns), random loss, a cut link, a stopped or
+        unknown destination, a TimeToReachQueue that runs out. ``message`` makes the message as
+        its sender hands it over, when a fault must be asked.
         """
         src, dst = source.casefold(), destination.casefold()
         sender = self._machines.get(src)
@@ -661,8 +662,7 @@ class Network:
             return None
         now = self._sched.now
         if self._faults:
-            with attrs.validators.disabled():
-                probe = attrs.evolve(message(), message_id=self._next_id, sent_at=now)
+            probe = message()
             for fault in self._faults.values():
                 pure = getattr(fault.match, "pure", None)
                 if pure is None or pure(probe):

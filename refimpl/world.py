@@ -69,6 +69,7 @@ class World:
         self.skip_idle_timers = skip_idle_timers
         self.timers_skipped = 0
         self.messages_skipped = 0
+        self.quiet_messages: dict[tuple[Any, ...], MsmqMessage] = {}  # fastpath's messages for faults to look at
         self.seed = seed
         self.scheduler = Scheduler()
         self.network = Network(self.scheduler, seed=seed, latency=latency)
