@@ -1,8 +1,8 @@
 """The JSON Schema of a handler vector's files: ``pre.json``/``post.json``, ``event.json``, ``effects.json``.
 
 A state is an MC-MQDSRP directory server (``mqdsrp_state``), an MS-MQSD server or client
-(``mqsd_server``, ``mqsd_client``) or an MS-MQCN server's queue manager (``mqcn_queue_manager``);
-``side`` says which of the last three; an effect is one of theirs.
+(``mqsd_server``, ``mqsd_client``) or an MS-MQCN server's queue manager or client
+(``mqcn_queue_manager``, ``mqcn_client``); ``side`` says which of the last four; an effect is one of theirs.
 
 :data:`HANDLER_SCHEMA` (draft 2020-12) is written to ``handler.schema.json`` at the top of a
 vectors tree; its ``$defs`` ``state``, ``event`` and ``effects`` are the three documents (the
@@ -125,6 +125,13 @@ _MQCN_QUEUE_MANAGER = {
                    "options": {"type": "object"}},
     "description": "an MS-MQCN server's queue manager (3.2.1, 3.1.1.2.1) with its QueueCollection and options",
 }
+_MQCN_CLIENT = {
+    "type": "object", "required": ["side", "machine_name", "identifier", "version", "outgoing"],
+    "properties": {"side": {"const": "client"}, "machine_name": _STR, "identifier": _REF["guid"],
+                   "version": {"enum": [1, 2]},
+                   "outgoing": {"type": "object", "description": "destination GUID -> OutgoingQueue descriptor"}},
+    "description": "an MS-MQCN client (3.3.1): its version, directory service and OutgoingQueues",
+}
 _MQCN_EFFECT = {
     "type": "object", "required": ["effect", "node"],
     "properties": {"effect": {"enum": ["OpenQueue", "CreateQueue", "UpdateQueue", "DeleteQueue", "UpdateQueueManager",
@@ -138,7 +145,7 @@ _ARG_TYPES = ["partition", "neighbor", "message", "change", "changes", "properti
               # MS-MQSD
               "transport", "network", "networks", "new_guid", "request",
               # MS-MQCN
-              "notification", "directory"]
+              "notification", "directory", "operation", "object", "changes"]
 
 _EVENT = _obj({
     "handler": _STR, "document": {"enum": ["MC-MQDSRP", "MS-MQSD", "MS-MQCN"]}, "section": {"type": "string", "pattern": "^[0-9.]+$"},
@@ -183,9 +190,10 @@ HANDLER_SCHEMA: dict[str, Any] = {
                          description="{propid: PROPID name, value: in the shape of the PROPID's VARTYPE}"),
         "partition": _PARTITION, "neighbor": _NEIGHBOR, "mqdsrp_state": _STATE, "event": _EVENT, "timer": _TIMER,
         "mqdsrp_effect": _EFFECT, "mqsd_server": _MQSD_SERVER, "mqsd_client": _MQSD_CLIENT, "mqsd_effect": _MQSD_EFFECT,
-        "mqcn_queue_manager": _MQCN_QUEUE_MANAGER, "mqcn_effect": _MQCN_EFFECT,
+        "mqcn_queue_manager": _MQCN_QUEUE_MANAGER, "mqcn_client": _MQCN_CLIENT, "mqcn_effect": _MQCN_EFFECT,
         "state": {"oneOf": [{"$ref": "#/$defs/mqdsrp_state"}, {"$ref": "#/$defs/mqsd_server"},
-                            {"$ref": "#/$defs/mqsd_client"}, {"$ref": "#/$defs/mqcn_queue_manager"}]},
+                            {"$ref": "#/$defs/mqsd_client"}, {"$ref": "#/$defs/mqcn_queue_manager"},
+                            {"$ref": "#/$defs/mqcn_client"}]},
         "effect": {"oneOf": [{"$ref": "#/$defs/mqdsrp_effect"}, {"$ref": "#/$defs/mqsd_effect"},
                              {"$ref": "#/$defs/mqcn_effect"}]},
         "effects": _obj({"effects": {"type": "array", "items": _REF["effect"]}, "returned": {}}),

@@ -1,4 +1,4 @@
-"""Handler situations for MS-MQCN: the change-notification server (3.2), one branch each.
+"""Handler situations for MS-MQCN: the change-notification server (3.2) and client (3.3), one branch each.
 
 Each builder returns the queue manager (its notification queue opened by 3.2.3 unless said
 otherwise) and the event's arguments; its docstring names the branch.
@@ -12,6 +12,7 @@ from mqspec.model.mqcn import ChangeNotificationMessage, Command, Event, Notific
 from mqspec.model.propids import PROPIDS, ObjectType
 from mqspec.model.propvalue import Property
 from mqspec.refimpl.effects import Context
+from mqspec.refimpl.mqcn_client import DirectoryObject, NotificationClient, Operation
 from mqspec.refimpl.mqcn_server import server_initialization
 from mqspec.refimpl.mqcn_state import AuthenticationLevel, MappingDirectory, Queue, QueueManager, ReceivedMessage, ServerOptions
 
@@ -181,3 +182,51 @@ def _batch_expired():
     qm.batch = [_received(_v1(_change(PROPID_Q_LABEL="held")))]
     qm.batch_count, qm.batch_timer_running = 1, True
     return qm, {"directory": _directory("refreshed")}
+
+
+# --- the client (3.3) ----------------------------------------------------------------------------
+
+
+def _client(version: int = 1) -> NotificationClient:
+    c = NotificationClient("PSC1", DS_ID, version=version, directory_service_name="PSC1", directory_service_guid=DS_ID)
+    c.outgoing[QM_ID] = 1
+    c.next_descriptor = 2
+    return c
+
+
+def _object(**values) -> DirectoryObject:
+    props = [Property(P["PROPID_Q_INSTANCE"], Q1), Property(P["PROPID_Q_PATHNAME"], "C14\\q1")]
+    props += [Property(P[n], v) for n, v in values.items()]
+    return DirectoryObject(object_type=ObjectType.MQDS_QUEUE, identifier=Q1, owner=QM_ID, path_name="C14\\q1",
+                           properties=props)
+
+
+@situation("client_initialization", "opens-an-outgoing-queue")
+def _client_init():
+    """Opening the OutgoingQueue to a destination's notification queue (one per destination, E-244)."""
+    return NotificationClient("PSC1", DS_ID), {"destination": QM_ID}
+
+
+@situation("send_change_notification", "v1-queue-update")
+def _send_v1_update():
+    """A directory service's queue update goes out as a version 0x01 Notification Update to the owner."""
+    return _client(), {"operation": Operation.QUEUE_UPDATE, "directory_object": _object(PROPID_Q_LABEL="new")}
+
+
+@situation("send_change_notification", "v2-queue-deletion")
+def _send_v2_delete():
+    """A queue manager's queue deletion goes out as a version 0x02 Notification Body."""
+    return _client(version=2), {"operation": Operation.QUEUE_DELETION, "directory_object": _object()}
+
+
+@situation("prepare_change_notification_v1", "create-and-update")
+def _prepare_v1():
+    """Two changes make one version 0x01 message with two Notification Updates, in order."""
+    return _client(), {"changes": [(Operation.QUEUE_CREATION, _object(PROPID_Q_LABEL="q1")),
+                                   (Operation.QUEUE_UPDATE, _object(PROPID_Q_LABEL="q1b"))]}
+
+
+@situation("send_change_notification_message", "to-a-new-destination")
+def _send_message_new():
+    """A message to a destination with no OutgoingQueue yet opens one, then enqueues the message."""
+    return _client(), {"message": _v2(Event.QUEUE_CHANGED), "destination": Guid.from_name("qm:C22")}

@@ -256,14 +256,14 @@ def test_every_mqsd_handler_has_vectors(tree: Path):
                (m["case"] for m in manifests(tree) if m["kind"] == "handler" and m["document"] == "MS-MQSD"))
 
 
-def test_every_mqcn_server_handler_has_vectors(tree: Path):
-    """Every MS-MQCN server handler event (3.2.3, 3.2.5, 3.2.5.1, 3.2.5.2 and the batching of notes <3>/<13>) has vectors."""
+def test_every_mqcn_handler_has_vectors(tree: Path):
+    """Every MS-MQCN handler event of the server (3.2.3, 3.2.5, 3.2.5.1, 3.2.5.2, batching) and client (3.3) has vectors."""
     from mqspec.vectors.handlers_mqcn import MQCN_HANDLERS
 
     have = {(m["section"], m["handler"]) for m in manifests(tree) if m["kind"] == "handler"
             and m["document"] == "MS-MQCN"}
     assert {(h.section, h.name) for h in MQCN_HANDLERS.values()} <= have
-    assert {"3.2.3", "3.2.5", "3.2.5.1", "3.2.5.2"} <= {s for s, _ in have}
+    assert {"3.2.3", "3.2.5", "3.2.5.1", "3.2.5.2", "3.3.3", "3.3.4.1", "3.3.5.2", "3.3.5.3"} <= {s for s, _ in have}
 
 
 def test_identical_readings_make_one_vector_and_different_ones_two(tree: Path):
