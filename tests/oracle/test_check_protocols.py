@@ -250,3 +250,21 @@ def test_check_takes_a_path_or_lines_read_once():
     text = server_trace(*good_exchanges())
     report = check(line for line in text.splitlines())
     assert [t.verdict for t in report.traces] == ["conformant"] and report.exit_status == 0
+
+
+def test_interleaved_traces_in_one_file_are_checked_each_on_its_own(tmp_path):
+    """Two traces whose lines interleave in one file get one report each: the first (replayed while
+    the file is validated) conforms, the second (replayed in a pass of its own) diverges."""
+    good = [json.loads(x) for x in server_trace(*good_exchanges()).splitlines()]
+    same = request(rid="i")
+    wrong = TopologyServerReply(Guid.from_name("other"), (NETWORK,), 0)
+    bad = [{**json.loads(x), "trace": "u"} for x in server_trace(exchange(mqsd.encode(same),
+                                                                         mqsd.encode(wrong))).splitlines()]
+    good[0]["observes"] = ["datagram"]
+    lines = [good[0], bad[0], *[x for pair in zip(good[1:], bad[1:]) for x in pair], *good[1 + len(bad) - 1:]]
+    path = tmp_path / "two.ndjson"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    report = check(path, coverage=True)
+    assert [(t.trace_id, t.verdict) for t in report.traces] == [("t", "conformant"), ("u", "divergent")]
+    assert report.traces[1].divergence.clause.section == "3.2.5.1" and report.traces[1].line == 6
+    assert report.traces[0].coverage and report.traces[1].coverage and report.exit_status == 1
