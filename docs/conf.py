@@ -26,6 +26,7 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "signature"  # types once, in the signature (no second "Parameters" list)
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False}
 nitpicky = False
+smartquotes = False  # commands and quoted spec text keep their straight quotes
 html_theme = "furo"
 html_title = "mqspec: the annotated specification"
 html_static_path = ["_static"]

@@ -144,7 +144,7 @@ class SectionDirective(Directive):
             out.append(rubric("Subsections"))
             out.append(bullets([para(section_link(c.document, c.section, f"{c.section} {c.title}"),
                                      f" ({_counts_text(ev.counts(c.key))})") for c in children]))
-        return out
+        return _parts(out)
 
     def _nav(self, ev: mev.Evidence, s: mev.Section) -> nodes.Node:
         secs = ev.sections[s.document]
@@ -285,6 +285,25 @@ class TestsDirective(Directive):
                 + _code_html(t.source, register_uri) + "</section>")
         return [para("Run the file: "), command_block(f".venv/bin/pytest -q {path}"),
                 nodes.raw("", "".join(parts), format="html")]
+
+
+def _parts(items: list[nodes.Node]) -> list[nodes.Node]:
+    """Each top-level rubric becomes a section heading over what follows it, so the page's table of contents
+    (furo's sticky right-hand column) lists the text, the code, the entries and each kind of evidence."""
+    out: list[nodes.Node] = []
+    current: nodes.section | None = None
+    for item in items:
+        if isinstance(item, nodes.rubric):
+            title = item.astext()
+            slug = re.sub(r"[^a-z0-9]+", "-", re.sub(r"\s*\(\d+\)$", "", title).lower()).strip("-")
+            current = nodes.section(ids=[slug], names=[slug])
+            current += nodes.title(text=title)
+            out.append(current)
+        elif current is not None:
+            current += item
+        else:
+            out.append(item)
+    return out
 
 
 def _counts_text(c: dict[str, int]) -> str:

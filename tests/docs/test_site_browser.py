@@ -63,7 +63,8 @@ def test_section_page_shows_text_code_entries_and_evidence(browser, server, scre
     assert sorted(t for t, _ in shown) == expected
     assert all(re.search(r"/register\.html#e-\d{3}$", href) for _, href in shown)
     tests = clauses.test_references().get((document, section), [])
-    rubrics = browser.execute_script("return Array.from(document.querySelectorAll('p.rubric')).map(p => p.innerText)")
+    rubrics = browser.execute_script(
+        "return Array.from(document.querySelectorAll('article section > h2')).map(h => h.firstChild.textContent)")
     assert f"Tests ({len(tests)})" in rubrics
     linked = browser.execute_script(
         "return document.querySelectorAll('ul.tests-list > li a[href*=\"/evidence/tests/\"]').length")
@@ -74,7 +75,7 @@ def test_section_page_shows_text_code_entries_and_evidence(browser, server, scre
     _shot(browser, screenshots, f"{name}-1-top")
     _shot(browser, screenshots, f"{name}-2-code", ".mqspec-code")
     _shot(browser, screenshots, f"{name}-3-errata", ".erratum")
-    _shot(browser, screenshots, f"{name}-4-evidence", "p.rubric:nth-last-of-type(1)")
+    _shot(browser, screenshots, f"{name}-4-evidence", "#tests")
 
 
 def test_an_errata_link_leads_to_its_register_entry(browser, server):
