@@ -170,6 +170,8 @@ class ReplicationMachine(RuleBasedStateMachine):
     MAX_MOVES: ClassVar[int] = 3
     #: at least this many steps between topology changes (each new server costs a build's worth of messages)
     TOPOLOGY_EVERY: ClassVar[int] = 10
+    #: at least this many steps between purge rounds (two bursts and a rebuilt BSC: the sync0 path)
+    PURGE_EVERY: ClassVar[int] = 45
     stats: ClassVar[Stats] = Stats()
 
     def __init__(self) -> None:
@@ -189,6 +191,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.bscs_added = 0
         self.moves = 0
         self.steps_since_topology = 0
+        self.steps_since_purge_round = 0
 
     # --- the enterprise ---------------------------------------------------------------------
 
@@ -246,6 +249,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.steps_since_burst = 0 if kind == "repeat" else self.steps_since_burst + 1
         topology = kind in ("add_site", "add_bsc", "move_psc")
         self.steps_since_topology = 0 if topology else self.steps_since_topology + 1
+        self.steps_since_purge_round += 1
         long_wait = kind == "settle" or (kind == "advance" and seconds >= 600)
         self.steps_since_wait = 0 if long_wait else self.steps_since_wait + 1
         self.obs = self.driver.ghost.observe(  # type: ignore[union-attr]
@@ -451,6 +455,31 @@ class ReplicationMachine(RuleBasedStateMachine):
         site["psc"] = new
         self._apply({"input": "move_psc", "site": site["site"], "to": new},
                     f"move {site['site']}'s PSC from {old} to {new}")
+
+    @precondition(lambda self: self.driver is not None and self.steps_since_purge_round >= self.PURGE_EVERY)
+    @rule(which=st.integers(0, 15))
+    def purge_round(self, which: int) -> None:
+        """Two bursts at a site's authority with acks between (it purges), then a BSC of the site loses everything.
+
+        The rebuilt BSC asks from 0, gets AlreadyPurged and goes through sync0 (3.3.7.7, 3.3.7.10,
+        3.3.7.11, 3.2.7.3's completing replies): the path no other rule reaches in a short run.
+        """
+        machines = {m["site"]: m for m in self.catalog.get("machine", []) if m.get("fixed")}
+        ready = [s for s in self.sites if s["bscs"] and s["site"] in machines and self.world.up.get(s["psc"])]
+        if not ready:
+            return
+        site = ready[which % len(ready)]
+        self.steps_since_purge_round = 0
+        update = {"input": "request", "at": site["psc"], "operation": "update", "type": "machine",
+                  "path": machines[site["site"]]["path"], "site": site["site"], "properties": {"PROPID_QM_QUOTA": which}}
+        for size in (1100, 300):
+            self._apply({"input": "repeat", "times": size, "inputs": [update]},
+                        f"purge round: {size} updates at {site['psc']}")
+            self._apply({"input": "advance", "seconds": 60.0}, "purge round: acks (60 s)")
+        bsc = site["bscs"][which % len(site["bscs"])]
+        if self.world.up.get(bsc):
+            self._apply({"input": "crash", "node": bsc, "lose": "all"}, f"purge round: crash {bsc} (all)")
+        self._apply({"input": "restart", "node": bsc}, f"purge round: restart {bsc}")
 
     # --- time ---------------------------------------------------------------------------------
 
@@ -719,9 +748,11 @@ def _update_properties(type_name: str, value: int, entry: dict[str, Any]) -> dic
 #: its recorded inputs by delta debugging instead and prints them as a scenario file (EXPLAIN_SECONDS)
 PROFILES: dict[str, dict[str, dict[str, int]]] = {
     "ci": {"settings": {"max_examples": 100, "stateful_step_count": 50},
-           "machine": {"BURST_EVERY": 15, "WAIT_EVERY": 25, "SETTLE_EVERY": 40, "TOPOLOGY_EVERY": 12}},
+           "machine": {"BURST_EVERY": 15, "WAIT_EVERY": 25, "SETTLE_EVERY": 40, "TOPOLOGY_EVERY": 12,
+                        "PURGE_EVERY": 45}},
     "soak": {"settings": {"max_examples": 4_000, "stateful_step_count": 500},
-             "machine": {"BURST_EVERY": 60, "WAIT_EVERY": 100, "SETTLE_EVERY": 250, "TOPOLOGY_EVERY": 40}},
+             "machine": {"BURST_EVERY": 60, "WAIT_EVERY": 100, "SETTLE_EVERY": 250, "TOPOLOGY_EVERY": 40,
+                          "PURGE_EVERY": 300}},
 }
 
 

@@ -54,3 +54,17 @@ def test_bench_stateful_reports_the_handler_lines_its_runs_reached():
     assert {"3.3.3", "3.3.6.1", "3.1.7.2.2"} <= {b.section for b in reached}
     untraced = bench.run(20, Mode.CLARIFIED, 10, 2, "ci", seed=1)
     assert untraced["reached_lines"] == []
+
+
+def test_the_purge_round_takes_a_rebuilt_bsc_through_sync0():
+    """The explorer's purge round makes its site's authority purge and the rebuilt BSC go through AlreadyPurged and sync0."""
+    from mqspec.proofs.explore.machine import ReplicationMachine
+
+    machine = ReplicationMachine()
+    machine.build(pscs=1, bscs=[1, 0, 0])
+    with branches.Reach() as reach:
+        machine.purge_round(0)
+        machine.settle()
+    sections = {b.section for b in reach.reached(branches.handler_branches())}
+    assert {"3.2.7.7", "3.3.7.7", "3.3.7.10", "3.3.7.11"} <= sections
+    assert machine.world.converged()
