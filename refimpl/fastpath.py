@@ -46,6 +46,7 @@ from .mqdsrp_state import QueueManager
 if TYPE_CHECKING:
     from .world import TimerFired, World
 
+_INTERSITE = TimerScope.INTERSITE.value
 #: TimeToReachQueue (and TimeToBeReceived) of a ChangePropagationMessage: "iTimeout := 20 * 60" (3.3.7.2)
 PROPAGATION_TIMEOUT = 20 * 60
 
@@ -58,10 +59,13 @@ def fast_path_open(world: World) -> bool:
 def skip_idle_propagation(world: World, qm: QueueManager, event: TimerFired) -> bool:
     """Skip this Change Propagation Timer firing if it provably changes nothing; True if skipped."""
     neighbor_name, scope_value = event.timer.args
-    scope = TimerScope(scope_value)
-    neighbors = qm.psc_neighbors if scope is TimerScope.INTERSITE else qm.bsc_neighbors
-    neighbor = next((n for n in neighbors if n.machine_name == neighbor_name), None)
-    if neighbor is None or neighbor.available_changes:
+    intersite = scope_value == _INTERSITE
+    for neighbor in qm.psc_neighbors if intersite else qm.bsc_neighbors:
+        if neighbor.machine_name == neighbor_name:
+            break
+    else:
+        return False  # the neighbor was removed: let the handler find out
+    if neighbor.available_changes:
         return False
     # a SeqNumberHeader is due unless one went to this neighbor less than the interval ago; the
     # literal reading's server-wide time is at least as recent as the per-neighbor one
@@ -79,13 +83,14 @@ def skip_idle_propagation(world: World, qm: QueueManager, event: TimerFired) -> 
     at, arrival.epoch = quiet
     # the order of the real firing: the message leaves (its arrival is scheduled), then the timer re-arms
     world.scheduler.post(at, arrival)
-    world.rearm(event, client.CHANGE_PROPAGATION_INTERVAL[scope])
+    world.rearm(event, client.CHANGE_PROPAGATION_INTERVAL[TimerScope.INTERSITE if intersite else TimerScope.INTRASITE])
     world.timers_skipped += 1
     for observer in world.observers:
         observer.skipped(world, qm, ("timer", event.timer))
-    world.note_skip({"event": "timer_skipped", "node": qm.machine_name, "timer": event.timer.kind,
-                     "args": list(event.timer.args), "to": neighbor_name,
-                     "operation": int(Operation.CHANGE_PROPAGATION)})
+    if world.tracing:
+        world.note_skip({"event": "timer_skipped", "node": qm.machine_name, "timer": event.timer.kind,
+                         "args": list(event.timer.args), "to": neighbor_name,
+                         "operation": int(Operation.CHANGE_PROPAGATION)})
     return True
 
 
@@ -114,8 +119,9 @@ class QuietArrival:
                 skipped = getattr(observer, "skipped", None)
                 if skipped is not None:
                     skipped(world, qm, ("receive", None))
-            world.note_skip({"event": "receive_skipped", "node": name, "from": self.source,
-                             "operation": int(Operation.CHANGE_PROPAGATION)})
+            if world.tracing:
+                world.note_skip({"event": "receive_skipped", "node": name, "from": self.source,
+                                 "operation": int(Operation.CHANGE_PROPAGATION)})
             return
         world.arrived(network.late_arrival(self.message(world), self.sent_at, self.epoch))
 

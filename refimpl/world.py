@@ -357,7 +357,12 @@ class World:
 
     def rearm(self, event: TimerFired, delay: float) -> None:
         """Start the timer of a firing again, as a StartTimer effect of its handler would (fast path)."""
-        self._timers[(event.node, event.timer)] = self.scheduler.schedule_in(delay, event)
+        self._timers[(event.node, event.timer)] = self.scheduler.schedule(self.scheduler.now + delay, event)
+
+    @property
+    def tracing(self) -> bool:
+        """Whether someone receives the World's trace records."""
+        return self._trace is not None
 
     def note_skip(self, record: dict[str, Any]) -> None:
         """Trace a firing or a receipt the fast path skipped (refimpl/fastpath.py)."""
