@@ -255,6 +255,7 @@ def demo() -> None:
 # the subcommand groups live in their own modules, which do not import this one
 from mqspec.cli_check import check, trace  # noqa: E402
 from mqspec.cli_mqsd import mqsd  # noqa: E402
+from mqspec.cli_pipeline import pipeline  # noqa: E402
 from mqspec.cli_prove import prove  # noqa: E402
 from mqspec.cli_scenario import scenario  # noqa: E402
 from mqspec.cli_vectors import vectors  # noqa: E402
@@ -266,6 +267,7 @@ from mqspec.cli_mqsd_probe import probe  # noqa: E402  (after cli_mqsd, whose he
 mqsd.add_command(probe)
 main.add_command(vectors)
 main.add_command(check)
+main.add_command(pipeline)
 main.add_command(trace)
 main.add_command(prove)
 

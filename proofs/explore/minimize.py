@@ -105,15 +105,19 @@ def violations(inputs: Inputs, mode: Mode = Mode.CLARIFIED, names: tuple[str, ..
 
 def minimize(inputs: Inputs, invariant: str, mode: Mode = Mode.CLARIFIED,
              log: Callable[[str], None] | None = None, *, settle: dict[str, float] | None = None,
-             budget: float | None = None) -> Inputs:
+             budget: float | None = None, should_stop: Callable[[], bool] | None = None) -> Inputs:
     """The smallest inputs (by ddmin, then simplification) that still violate ``invariant``.
 
-    ``budget``: stop shrinking after that many seconds and return the smallest found so far.
+    ``budget``: stop shrinking after that many seconds and return the smallest found so far;
+    ``should_stop``: asked before each replay, True stops shrinking the same way (a replay count
+    makes the result deterministic, a time budget cannot).
     """
     deadline = None if budget is None else time.monotonic() + budget
 
     def fails(candidate: Inputs) -> bool:
         if deadline is not None and time.monotonic() > deadline:
+            return False
+        if should_stop is not None and should_stop():
             return False
         return invariant in violations(candidate, mode, stop=invariant, settle=settle)
 
