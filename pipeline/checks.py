@@ -103,10 +103,12 @@ def _text(path: str, kind: str) -> str:
 def _one_line(exc: Exception) -> str:
     """The error line ``mqspec check`` (or ``trace from-pcap``) prints, without its ``mqspec:`` prefix."""
     from mqspec.capture import CaptureError
+    from mqspec.model.errors import DecodeError
     from mqspec.oracle.trace_format import TraceError
 
     label = ("trace error" if isinstance(exc, TraceError) else "capture error" if isinstance(exc, CaptureError)
-             else "json error" if isinstance(exc, ValueError) else "error")
+             else "decode error" if isinstance(exc, DecodeError)
+             else "json error" if isinstance(exc, json.JSONDecodeError) else "error")
     return f"{label}: {' '.join(str(exc).split())}"
 
 

@@ -1,0 +1,107 @@
+"""mqspec pipeline explore on local Spark: the same rows whatever the waves, resumable without loss or duplicates."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from mqspec.pipeline import store
+from mqspec.pipeline.explore import CampaignMismatch, explore
+from mqspec.pipeline.runs import Campaign
+
+from .spark_rows import explore_output
+
+SAY = [].append  # progress lines are not what these tests look at
+CLARIFIED = Campaign(runs=4, seed=9, traces=True)
+
+
+@pytest.fixture(scope="module")
+def literal(spark, tmp_path_factory):
+    """A 2-run literal-mode campaign: every run violates an invariant the register explains (E-142, E-108)."""
+    out = tmp_path_factory.mktemp("explore") / "literal"
+    summary = explore(spark, Campaign(runs=2, seed=9, mode="literal", shrink_replays=1), out, master="local[2]",
+                      progress=SAY)
+    return out, summary
+
+
+@pytest.fixture(scope="module")
+def clarified(spark, tmp_path_factory):
+    """A 4-run clarified campaign with traces, computed in one wave."""
+    out = tmp_path_factory.mktemp("explore") / "one-wave"
+    return out, explore(spark, CLARIFIED, out, master="local[2]", wave=4, progress=SAY)
+
+
+def test_a_campaign_stores_runs_violations_counterexamples_and_coverage(literal):
+    """Every run is a row; each violation a row naming its shrunk scenario file, which exists; clauses counted."""
+    out, summary = literal
+    data = explore_output(out)
+    assert [r["run"] for r in data["runs"]] == [0, 1] and summary["runs"] == 2
+    assert summary["violations"] == len(data["violations"]) >= 2
+    for v in data["violations"]:
+        assert (out / v["counterexample"]).is_file() and v["first_run"] <= v["run"]
+        assert v["invariant"] in data["runs"][v["run"]]["invariants_violated"] and v["errata"]  # E-142, E-108, ...
+    assert summary["counterexamples"] == len({v["counterexample"] for v in data["violations"]})
+    assert any(c["runs"] == 2 and c["clause"] == "MC-MQDSRP 3.1.3.1" for c in data["coverage"])
+    assert any(c["runs"] == 0 for c in data["coverage"])  # registered clauses nothing ran are listed too
+
+
+def test_the_rows_do_not_depend_on_the_waves_or_the_partitioning(spark, clarified, tmp_path):
+    """Computed in waves of 2 (two Spark jobs, other tasks), the datasets equal the one-wave campaign's."""
+    out, summary = clarified
+    other = tmp_path / "waves-of-2"
+    explore(spark, CLARIFIED, other, master="local[2]", wave=2, progress=SAY)
+    assert explore_output(other) == explore_output(out)
+    assert summary["violations"] == 0 and summary["converged"] == 4
+
+
+def test_an_interrupted_campaign_resumes_with_nothing_lost_or_duplicated(spark, clarified, tmp_path):
+    """With a wave cut short (no _SUCCESS) and the campaign extended, only missing runs are computed, once each."""
+    out, _ = clarified
+    resumed = tmp_path / "resumed"
+    explore(spark, Campaign(runs=2, seed=9, traces=True), resumed, master="local[2]", wave=1, progress=SAY)
+    cut = store.complete_waves(resumed)[-1]
+    (cut / "_SUCCESS").unlink()  # as if the job had been killed before its commit
+    lines: list[str] = []
+    summary = explore(spark, CLARIFIED, resumed, master="local[2]", wave=2, progress=lines.append)
+    assert summary["resumed"] == 1 and summary["computed"] == 3
+    assert any("removed 1 interrupted wave" in line for line in lines)
+    assert explore_output(resumed) == explore_output(out)
+    again = explore(spark, CLARIFIED, resumed, master="local[2]", progress=SAY)
+    assert again["computed"] == 0 and explore_output(resumed) == explore_output(out)
+
+
+def test_resuming_with_other_arguments_is_refused(spark, clarified, tmp_path):
+    """A folder holding a campaign of another seed is not mixed with a new one."""
+    out, _ = clarified
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    with pytest.raises(CampaignMismatch, match="seed"):
+        explore(spark, Campaign(runs=4, seed=10, traces=True), copy, master="local[2]", progress=SAY)
+
+
+def test_traces_are_kept_in_the_published_format(clarified):
+    """--traces writes one NDJSON trace per run under traces/."""
+    out, summary = clarified
+    names = sorted(p.name for p in (out / "traces").iterdir())
+    assert names == [f"run-00000000{i}.ndjson" for i in range(4)] and summary["traces"] == 4
+
+
+def test_the_report_draws_the_pictures_and_links_every_clause_to_its_section(spark, literal, tmp_path):
+    """From explore and check outputs: index.html with its images beside it, clauses linked to section pages."""
+    from mqspec.pipeline.check import check
+    from mqspec.pipeline.checks import find_inputs
+    from mqspec.pipeline.report import write
+
+    from .corpus import make_corpus
+
+    make_corpus(tmp_path / "in")
+    check(spark, find_inputs([tmp_path / "in"]), tmp_path / "check", master="local[2]")
+    result = write([literal[0], tmp_path / "check"], tmp_path / "report", docs="https://docs.invalid/mqspec")
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert set(result["figures"]) == {"violations.png", "coverage.png", "divergences.png", "lag.png",
+                                      "convergence.png"}
+    for name in result["figures"]:
+        assert (tmp_path / "report" / name).stat().st_size > 1000 and f"src='{name}'" in page
+    assert "https://docs.invalid/mqspec/spec/mc-mqdsrp/3.1.7.2.2.html" in page
+    assert "counterexamples/" in page and "notes.ndjson" in page
