@@ -1,8 +1,14 @@
-"""Pipeline test fixtures: one local[2] Spark session for the module tests that need Spark."""
+"""Pipeline test fixtures: one local[2] Spark session, and the campaigns several tests read."""
 
 from __future__ import annotations
 
 import pytest
+
+from mqspec.pipeline.runs import Campaign
+
+SAY = [].append  # progress lines are not what the tests look at
+#: the clarified campaign the local tests and the cluster test compare against
+CLARIFIED = Campaign(runs=4, seed=9, traces=True)
 
 
 @pytest.fixture(scope="session")
@@ -13,3 +19,37 @@ def spark():
     spark = session("local[2]", app_name="mqspec-tests")
     yield spark
     spark.stop()
+
+
+@pytest.fixture(scope="session")
+def literal(spark, tmp_path_factory):
+    """A 2-run literal-mode campaign: every run violates an invariant the register explains (E-142, E-108)."""
+    from mqspec.pipeline.explore import explore
+
+    out = tmp_path_factory.mktemp("explore") / "literal"
+    summary = explore(spark, Campaign(runs=2, seed=9, mode="literal", shrink_replays=1), out, master="local[2]",
+                      progress=SAY)
+    return out, summary
+
+
+@pytest.fixture(scope="session")
+def clarified(spark, tmp_path_factory):
+    """The 4-run clarified campaign with traces (CLARIFIED), computed in one wave."""
+    from mqspec.pipeline.explore import explore
+
+    out = tmp_path_factory.mktemp("explore") / "one-wave"
+    return out, explore(spark, CLARIFIED, out, master="local[2]", wave=4, progress=SAY)
+
+
+@pytest.fixture(scope="session")
+def checked(spark, clarified, tmp_path_factory):
+    """The mixed corpus and the clarified campaign's traces checked on local[2]: (corpus root, out, summary)."""
+    from mqspec.pipeline.check import check
+    from mqspec.pipeline.checks import find_inputs
+
+    from .corpus import make_corpus
+
+    root = tmp_path_factory.mktemp("check")
+    expected = make_corpus(root / "in")
+    summary = check(spark, find_inputs([root / "in", clarified[0] / "traces"]), root / "out", master="local[2]")
+    return root, expected, summary

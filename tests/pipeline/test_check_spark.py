@@ -4,22 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mqspec.pipeline.check import check
-from mqspec.pipeline.checks import find_inputs
-
-from .corpus import make_corpus
 from .spark_rows import check_output
 
 
-def test_a_mixed_corpus_gets_the_right_verdicts_and_the_counts_reconcile(spark, tmp_path):
+def test_a_mixed_corpus_gets_the_right_verdicts_and_the_counts_reconcile(checked):
     """Conformant traces, a divergent trace, a non-trace and a corrupt capture: one row each, none lost."""
-    expected = make_corpus(tmp_path / "in")
-    inputs = find_inputs([tmp_path / "in"])
-    summary = check(spark, inputs, tmp_path / "out", master="local[2]")
-    assert summary["reconciled"] and summary["inputs"] == len(expected) == summary["verdicts"] + summary["quarantined"]
-    assert (summary["conformant"], summary["divergent"], summary["quarantined"]) == (3, 1, 2)
-    data = check_output(tmp_path / "out")
-    got = {Path(r["path"]).name: r["verdict"] for r in data["verdicts"]}
+    root, expected, summary = checked
+    assert summary["reconciled"] and summary["inputs"] == len(expected) + 4
+    assert summary["inputs"] == summary["verdicts"] + summary["quarantined"]
+    assert (summary["conformant"], summary["divergent"], summary["quarantined"]) == (3 + 4, 1, 2)
+    data = check_output(root / "out")
+    got = {Path(r["path"]).name: r["verdict"] for r in data["verdicts"] if "/in/" in r["path"]}
     got.update({Path(r["path"]).name: "quarantine" for r in data["quarantine"]})
     assert got == expected
     (divergence,) = data["divergences"]
@@ -27,3 +22,10 @@ def test_a_mixed_corpus_gets_the_right_verdicts_and_the_counts_reconcile(spark, 
     assert {Path(r["path"]).name for r in data["coverage"]} >= {"a-site.ndjson", "a-bsc.ndjson"}
     assert len(data["messages"]) == summary["messages"] > 0
 
+
+def test_every_generated_trace_conforms(checked):
+    """explore --traces then check is a differential test: each run's trace conforms to the reference."""
+    root, _, _ = checked
+    data = check_output(root / "out")
+    generated = [r for r in data["verdicts"] if "/traces/run-" in r["path"]]
+    assert len(generated) == 4 and all(r["verdict"] == "conformant" for r in generated)

@@ -10,26 +10,8 @@ from mqspec.pipeline import store
 from mqspec.pipeline.explore import CampaignMismatch, explore
 from mqspec.pipeline.runs import Campaign
 
+from .conftest import CLARIFIED, SAY
 from .spark_rows import explore_output
-
-SAY = [].append  # progress lines are not what these tests look at
-CLARIFIED = Campaign(runs=4, seed=9, traces=True)
-
-
-@pytest.fixture(scope="module")
-def literal(spark, tmp_path_factory):
-    """A 2-run literal-mode campaign: every run violates an invariant the register explains (E-142, E-108)."""
-    out = tmp_path_factory.mktemp("explore") / "literal"
-    summary = explore(spark, Campaign(runs=2, seed=9, mode="literal", shrink_replays=1), out, master="local[2]",
-                      progress=SAY)
-    return out, summary
-
-
-@pytest.fixture(scope="module")
-def clarified(spark, tmp_path_factory):
-    """A 4-run clarified campaign with traces, computed in one wave."""
-    out = tmp_path_factory.mktemp("explore") / "one-wave"
-    return out, explore(spark, CLARIFIED, out, master="local[2]", wave=4, progress=SAY)
 
 
 def test_a_campaign_stores_runs_violations_counterexamples_and_coverage(literal):
@@ -87,17 +69,11 @@ def test_traces_are_kept_in_the_published_format(clarified):
     assert names == [f"run-00000000{i}.ndjson" for i in range(4)] and summary["traces"] == 4
 
 
-def test_the_report_draws_the_pictures_and_links_every_clause_to_its_section(spark, literal, tmp_path):
+def test_the_report_draws_the_pictures_and_links_every_clause_to_its_section(literal, checked, tmp_path):
     """From explore and check outputs: index.html with its images beside it, clauses linked to section pages."""
-    from mqspec.pipeline.check import check
-    from mqspec.pipeline.checks import find_inputs
     from mqspec.pipeline.report import write
 
-    from .corpus import make_corpus
-
-    make_corpus(tmp_path / "in")
-    check(spark, find_inputs([tmp_path / "in"]), tmp_path / "check", master="local[2]")
-    result = write([literal[0], tmp_path / "check"], tmp_path / "report", docs="https://docs.invalid/mqspec")
+    result = write([literal[0], checked[0] / "out"], tmp_path / "report", docs="https://docs.invalid/mqspec")
     page = (tmp_path / "report" / "index.html").read_text()
     assert set(result["figures"]) == {"violations.png", "coverage.png", "divergences.png", "lag.png",
                                       "convergence.png"}
