@@ -30,15 +30,15 @@ from mqspec.pipeline.explore import explore
 from mqspec.pipeline.runs import Campaign, run_rows
 from mqspec.pipeline.session import session
 
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
-
 
 def corpus(folder: Path, traces: Path) -> list[str]:
     """The section 4 examples recorded in both modes, plus the exploration workload's traces."""
     from mqspec.oracle.record import scenario_trace
     from mqspec.refimpl.effects import Mode
 
-    for path in sorted(SCENARIOS.glob("4.*.yaml")):
+    from mqspec.vectors.scenarios import SCENARIO_DIR
+
+    for path in sorted(SCENARIO_DIR.glob("4.*.yaml")):
         for mode in (Mode.CLARIFIED, Mode.LITERAL):
             (folder / f"{path.stem}.{mode.value}.ndjson").write_text(scenario_trace(str(path), mode=mode),
                                                                    encoding="utf-8")

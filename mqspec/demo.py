@@ -32,7 +32,6 @@ EXAMPLES = (
     ("TopologyServerReply, local site", REPLY_LOCAL_SITE),
     ("TopologyServerReply, other site", REPLY_OTHER_SITE),
 )
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
 OUT = Path("out") / "demo"
 #: the exploration campaign of the main job: tens of runs, a couple of minutes on two cores
 RUNS = 24
@@ -63,9 +62,11 @@ def record_section4(console: Console, out: Path) -> int:
     from mqspec.refimpl.effects import Mode
     from mqspec.refimpl.scenario import load
 
-    files = sorted(SCENARIOS.glob("4.*.yaml"))
+    from mqspec.vectors.scenarios import SCENARIO_DIR
+
+    files = sorted(SCENARIO_DIR.glob("4.*.yaml"))
     if not files:
-        console.print(f"[yellow]no section 4 scenarios in {SCENARIOS} (installed without the repository?)")
+        console.print(f"[yellow]no section 4 scenarios in {SCENARIO_DIR}")
         return 0
     console.rule("[bold]MC-MQDSRP section 4 examples in both modes")
     table = Table("example", "mode", "converged", "failed", "sim. s", "messages")

@@ -24,6 +24,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from mqspec.wording import plural
+
 from . import store
 from .runs import RUN_SCHEMA, Campaign, arrow_batches
 
@@ -47,7 +49,7 @@ def explore(spark: Any, campaign: Campaign, out: Path, *, master: str, wave: int
     _check_campaign(out, campaign)
     removed = store.remove_incomplete_waves(out)
     if removed:
-        say(f"explore: removed {len(removed)} interrupted wave(s): {', '.join(removed)}")
+        say(f"explore: removed {plural(len(removed), 'interrupted wave')}: {', '.join(removed)}")
     done = _done(spark, out)
     reused = len({r for r in done if r < campaign.runs})
     todo = store.missing_ranges(done, campaign.runs, wave)
@@ -63,7 +65,7 @@ def explore(spark: Any, campaign: Campaign, out: Path, *, master: str, wave: int
         rows.write.mode("errorifexists").parquet(str(path))
         finished += end - first
         violations += spark.read.parquet(str(path)).agg(F.sum("violation_count")).first()[0] or 0
-        say(f"explore: {finished}/{campaign.runs} runs, {violations} violation(s)")
+        say(f"explore: {finished}/{campaign.runs} runs, {plural(violations, 'violation')}")
     summary = derive(spark, campaign, out)
     summary.update(seconds=round(time.monotonic() - started, 3), master=master, computed=finished - reused,
                    resumed=reused)

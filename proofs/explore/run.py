@@ -32,7 +32,7 @@ from mqspec.proofs import invariants as inv
 from mqspec.proofs.counterexample_scenarios import literal_in
 from mqspec.refimpl.effects import Mode
 
-from .driver import Driver, enterprise_input
+from .driver import Driver
 from .hunt import LITERAL_SETTLE, PREDICTED, SELECTIVE
 from .machine import PROFILES, InvariantViolation, ReplicationMachine, Stats
 from .minimize import minimize, scenario_for
@@ -126,12 +126,12 @@ def _keys(clauses: Any) -> set[tuple[str, str]]:
     return {(c.document, c.section) for c in clauses}
 
 
-def _build_clauses(mode: Mode, sites: list[dict[str, Any]]) -> set[tuple[str, str]]:
-    """The clauses building ``sites`` runs (built once per process, aside from the run, to find out)."""
-    key = (mode, tuple((s["psc"], tuple(s["bscs"]), tuple(s["machines"])) for s in sites))
+def _build_clauses(mode: Mode, reading: tuple[str, ...], build: dict[str, Any]) -> set[tuple[str, str]]:
+    """The clauses the run's first input (its enterprise) runs, built once per process aside from the run."""
+    key = (mode, reading, json.dumps(build, sort_keys=True))
     if key not in _BUILD_CLAUSES:
         with ClauseCoverage() as cover:
-            Driver(mode, ghost=False).apply(enterprise_input(sites))
+            Driver(mode, ghost=False).apply(build)
         _BUILD_CLAUSES[key] = _keys(cover.clauses())
     return _BUILD_CLAUSES[key]
 
@@ -167,7 +167,7 @@ class _Recorder(ReplicationMachine):
             example.clauses |= _keys(example.cover.clauses())
             example.steps = type(self).stats.steps - self._started_at
             if self.driver is not None:
-                example.clauses |= _build_clauses(self.MODE, self.sites)
+                example.clauses |= _build_clauses(self.MODE, self.LITERAL_IN, self.driver.inputs[0])
                 example.driver = self.driver
                 example.handler_runs = self.driver.ghost.handler_runs  # type: ignore[union-attr]
 
