@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mqspec.model import mqsd
+from mqspec.wording import plural
 from mqspec.model.examples_mqsd import CLIENT_REQUEST, REPLY_LOCAL_SITE, REPLY_OTHER_SITE
 
 EXAMPLES = (
@@ -85,6 +86,16 @@ def record_section4(console: Console, out: Path) -> int:
     return 2 * len(files)
 
 
+def _divergent_across_handover(check_out: Path) -> int:
+    """How many divergent inputs are traces of runs that moved a PSC (their trace notes the handover)."""
+    import pyarrow.parquet as pq
+
+    from mqspec.oracle.record import HANDOVER_NOTE
+
+    rows = pq.read_table(str(check_out / "verdicts"), columns=["path", "verdict"]).to_pylist()
+    return sum(1 for r in rows if r["verdict"] == "divergent" and HANDOVER_NOTE in Path(r["path"]).read_text())
+
+
 def run() -> None:
     console = Console(stderr=False)
     started = time.monotonic()
@@ -127,6 +138,11 @@ def run() -> None:
         table.add_row(label, str(value))
     console.rule("[bold]Summary")
     console.print(table)
+    across = _divergent_across_handover(OUT / "check")
+    if across:
+        console.print(f"{plural(across, 'divergent trace')} of {checked['divergent']} moved a PSC (move_psc): the "
+                      "trace format cannot declare that handover yet (E-313), so the checker replays the new PSC "
+                      "from nothing.")
     console.print(f"Report: {os.path.relpath(report['report'])}")
     console.print(f"Datasets (Parquet): {OUT}/explore, {OUT}/check. Re-run a step: "
                   f"`{command()} pipeline explore --runs {RUNS} --seed {SEED} --traces --out {OUT}/explore`")

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from mqspec.wording import plural
+
 DOCUMENTS = ("MC-MQDSRP", "MS-MQSD", "MS-MQCN")
 #: lag panels drawn at most (the partitions with the most messages)
 LAG_PANELS = 6
@@ -147,7 +149,7 @@ def _violations(data: dict[str, Any], out: Path) -> tuple[str | None, str]:
     table.plot.barh(ax=ax)
     ax.set_xlabel("violations")
     ax.set_ylabel("")
-    return _save(fig, out, "violations.png"), f"{len(v)} violations of {len(table)} invariants."
+    return _save(fig, out, "violations.png"), f"{plural(len(v), 'violation')} of {plural(len(table), 'invariant')}."
 
 
 def _clause_shares(data: dict[str, Any]) -> Any:
@@ -187,7 +189,7 @@ def _coverage(data: dict[str, Any], out: Path) -> tuple[str | None, str]:
         ax.barh(part["section"], part["share"], color=["#2a7" if s > 0 else "#c44" for s in part["share"]])
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
-        ax.set_title(f"{doc}: {(part['share'] > 0).sum()} of {len(part)} registered clauses exercised", fontsize=9)
+        ax.set_title(f"{doc}: {(part['share'] > 0).sum()} of {plural(len(part), 'registered clause')} exercised", fontsize=9)
         ax.tick_params(axis="y", labelsize=6)
     axes[-1, 0].set_xlabel("share of runs / inputs exercising the clause")
     return _save(fig, out, "coverage.png"), "Red: a registered clause nothing exercised."
@@ -206,7 +208,7 @@ def _divergences(data: dict[str, Any], out: Path) -> tuple[str | None, str]:
     counts.plot.barh(ax=ax, color="#c44")
     ax.set_xlabel("divergent traces")
     ax.set_ylabel("")
-    return _save(fig, out, "divergences.png"), f"{len(d)} divergent traces."
+    return _save(fig, out, "divergences.png"), f"{plural(len(d), 'divergent trace')}."
 
 
 def lag_frame(messages: Any) -> Any:
@@ -254,7 +256,7 @@ def _lag(data: dict[str, Any], out: Path) -> tuple[str | None, str]:
         ax.legend(fontsize=7, loc="upper right")
     axes[-1, 0].set_xlabel("trace time (s)")
     return (_save(fig, out, "lag.png"),
-            f"The {len(busiest)} busiest of {lag.groupby(['source', 'trace', 'partition']).ngroups} partitions.")
+            f"The busiest {len(busiest)} of {plural(lag.groupby(['source', 'trace', 'partition']).ngroups, 'partition')}.")
 
 
 def convergence_times(messages: Any) -> Any:
@@ -287,7 +289,7 @@ def _convergence(data: dict[str, Any], out: Path) -> tuple[str | None, str]:
     ax.set_xlabel("seconds from a replica falling behind to every replica caught up")
     ax.set_ylabel("partitions")
     return (_save(fig, out, "convergence.png"),
-            f"{len(times)} partitions; median {times['seconds'].median():.1f} s, max {times['seconds'].max():.1f} s.")
+            f"{plural(len(times), 'partition')}; median {times['seconds'].median():.1f} s, max {times['seconds'].max():.1f} s.")
 
 
 def _clause_table(data: dict[str, Any], docs: str) -> str:
