@@ -1,0 +1,32 @@
+"""The main job's output reads at 80 columns and its hints run as printed (issue 15 row 21)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+
+from rich.console import Console
+
+from mqspec import demo
+
+
+def test_the_section_4_table_is_whole_at_80_columns(tmp_path):
+    """No header or cell of the section 4 table is cut (no ellipsis) when the terminal is 80 columns wide."""
+    out = io.StringIO()
+    console = Console(file=out, width=80, force_terminal=False)
+    assert demo.record_section4(console, tmp_path) == 10
+    text = out.getvalue()
+    assert "…" not in text
+    for header in ("example", "mode", "converged", "failed", "messages"):
+        assert header in text
+    assert all(len(line) <= 80 for line in text.splitlines())
+    assert len(list(tmp_path.glob("*/*.ndjson"))) == 10
+
+
+def test_the_hint_names_a_command_that_runs_as_printed():
+    """The printed command is the venv's mqspec (relative to here) when mqspec is not on PATH, and it runs."""
+    command = demo.command()
+    done = subprocess.run([command, "--help"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0 and "pipeline" in done.stdout
