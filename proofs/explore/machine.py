@@ -24,8 +24,8 @@ of :mod:`mqspec.refimpl.handover`, every server following by 3.1.7.2.11), and ma
 make a machine object a BSC or no longer one (3.1.7.2.12).
 
 Modelling limits (said here, not hidden): the "change site psc" request names the site's own PSC
-again (a request naming another machine would make two servers act as the site's authority; a real
-move is the ``move_psc`` rule); loss of all replication state happens only at BSCs (an authority that
+again, at the PEC (a request naming another machine, or one held in flight past a move, would make the
+servers name a machine that is not the site's authority; a real move is the ``move_psc`` rule); loss of all replication state happens only at BSCs (an authority that
 loses its LastSeqNumber reuses sequence numbers: 3.1.1 persists it, and MC-MQDSRP has no recovery
 for its loss); sites created by a directory client's request name a PSC that is never installed
 (their partitions have no running authority; deleting them exercises 3.1.7.2.7's site branch).
@@ -307,8 +307,13 @@ class ReplicationMachine(RuleBasedStateMachine):
         operation, type_name = kind.split(" ", 1)
         real = self.sites[which % len(self.sites)]
         if type_name == "site psc":
+            # at the PEC, the authority, so it applies at once: forwarded from elsewhere it could be
+            # held (a cut link, a delay) past a later move_psc and name the old PSC again, an
+            # administrator's stale update the protocol cannot tell from a real one
+            if not self.world.up.get("PEC0"):
+                return self._request_input("update site", at, which, value)
             site = self.sites[which % len(self.sites)]
-            return {"input": "request", "at": at, "operation": "update", "type": "site", "path": site["site"],
+            return {"input": "request", "at": "PEC0", "operation": "update", "type": "site", "path": site["site"],
                     "properties": {"PROPID_S_PSC": site["psc"]}}
         if type_name == "enterprise":
             props = {"PROPID_E_S_INTERVAL1": value} if value % 2 else {"PROPID_E_PECNAME": "PEC0"}
