@@ -71,13 +71,14 @@ def main() -> None:
             startup[master], spark = timed(session, master)
             spark.range(4).count()  # the JVM's first job (class loading) is start-up, not workload
             key = master
-            explore_s[key], _ = timed(explore, spark, campaign, root / f"explore-{master}", master=master,
+            folder = master.replace("[", "").replace("]", "")  # Spark reads paths as glob patterns
+            explore_s[key], _ = timed(explore, spark, campaign, root / f"explore-{folder}", master=master,
                                       wave=args.runs, progress=say)
             if not inputs:
                 (root / "corpus").mkdir()
-                inputs = corpus(root / "corpus", root / f"explore-{master}" / "traces")
+                inputs = corpus(root / "corpus", root / f"explore-{folder}" / "traces")
                 check_s["inprocess"], _ = timed(lambda: [list(check_rows(p)) for p in inputs])
-            check_s[key], _ = timed(check, spark, inputs, root / f"check-{master}", master=master)
+            check_s[key], _ = timed(check, spark, inputs, root / f"check-{folder}", master=master)
             spark.stop()
 
     def rates(seconds: dict[str, float], units: int) -> dict[str, float]:

@@ -26,6 +26,8 @@ def _fail(text: str) -> NoReturn:
 
 def _claim(out: Path, what: str) -> None:
     """Refuse an output folder that holds anything not written by ``mqspec pipeline`` (nothing is deleted)."""
+    if any(c in str(out.resolve()) for c in "[]*?{}"):
+        _fail(f"--out {out}: Spark reads a path as a glob pattern: choose one without [ ] * ? {{ }}")
     if out.exists() and not out.is_dir():
         _fail(f"--out {out}: is a file, not a folder")
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).exists():

@@ -15,6 +15,7 @@ from mqspec.cli import main
     (["explore", "--runs", "0"], "Invalid value for '--runs'"),
     (["check", "no/such/trace.ndjson"], "no such file or folder"),
     (["report", "no/such/dir", "--out", "r"], "no such folder"),
+    (["explore", "--runs", "2", "--out", "out[1]"], "glob pattern"),
 ])
 def test_usage_errors_exit_2_with_one_line(tmp_path, monkeypatch, args, message):
     """A bad master, reading, count or path is refused before any Spark session starts."""
