@@ -115,9 +115,10 @@ def derive(spark: Any, campaign: Campaign, out: Path) -> dict[str, Any]:
 
     from mqspec.clauses import load_all
 
-    waves = _waves(spark, out)
-    # a run stored twice (two waves that overlapped after a crash in a job commit) counts once
-    waves = waves.filter(F.col("run") < campaign.runs).dropDuplicates(["run"])
+    stored = _waves(spark, out).filter(F.col("run") < campaign.runs)
+    # a run stored twice (two waves that overlapped after a crash in a job commit) counts once; the
+    # traces (megabytes each) stay out of that shuffle: they are written file by file from the waves
+    waves = stored.drop("trace").dropDuplicates(["run"])
     runs = waves.select(
         "run", "seed", "profile", "mode", "reading", "steps", "handler_runs", "simulated_seconds", "messages",
         "wire_bytes", "converged", "violation_count",
@@ -142,7 +143,7 @@ def derive(spark: Any, campaign: Campaign, out: Path) -> dict[str, Any]:
                 .withColumn("share", F.round(F.col("runs") / F.lit(campaign.runs), 4)))
     store.write_dataset(coverage, out / "coverage", ["document", "section"])
 
-    traces = _write_traces(waves, out) if campaign.traces else 0
+    traces = _write_traces(stored, out) if campaign.traces else 0
     totals = waves.agg(F.count("*"), F.sum("steps"), F.sum("violation_count"), F.sum(F.col("converged").cast("int")),
                        F.sum("cpu_seconds"), F.sum("handler_runs")).first()
     by_invariant = {r["invariant"]: r["count"] for r in v.groupBy("invariant").count().collect()}
@@ -171,12 +172,14 @@ def _write_counterexamples(violations: Any, out: Path) -> int:
 
 
 def _write_traces(waves: Any, out: Path) -> int:
+    """Each stored run's trace as traces/run-NNNNNNNNN.ndjson; returns how many runs have one."""
     folder = out / "traces"
     folder.mkdir(exist_ok=True)
-    written = 0
-    for row in waves.select("run", "trace").filter("trace is not null").orderBy("run").toLocalIterator():
+    written: set[int] = set()
+    # no sort: one file per run, whatever order the rows come in (a sort would shuffle every trace)
+    for row in waves.select("run", "trace").filter("trace is not null").toLocalIterator():
         path = folder / f"run-{row['run']:09d}.ndjson"
         if not path.exists() or path.stat().st_size != len(row["trace"].encode()):
             path.write_text(row["trace"], encoding="utf-8")
-        written += 1
-    return written
+        written.add(row["run"])
+    return len(written)

@@ -66,6 +66,8 @@ def session(master: str | None = None, *, app_name: str = "mqspec", event_log: s
                    .config("spark.python.worker.reuse", "true")
                    .config("spark.sql.shuffle.partitions", "8")
                    .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
+        if is_local(url):  # the executors live in the driver's JVM: Spark's 1g default is short for traces
+            builder = builder.config("spark.driver.memory", os.environ.get("MQSPEC_SPARK_DRIVER_MEMORY", "4g"))
         if os.environ.get("SPARK_LOCAL_IP") == "127.0.0.1":
             builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
         if event_log is not None:
