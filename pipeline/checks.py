@@ -61,12 +61,16 @@ def input_kind(path: str) -> str:
 
 def check_rows(path: str) -> Iterator[dict[str, Any]]:
     """The rows of one input (see the module docstring); never raises for a bad input."""
-    from mqspec.oracle.check import check_text
+    from mqspec.oracle.check import check, check_text
 
     kind = input_kind(path)
+    text = None
     try:
-        text = _text(path, kind)
-        reports = check_text(text, path)
+        if kind == "trace":  # streamed from the file by the checker (a BOM, unreadable bytes: its errors)
+            reports = list(check(path).traces)
+        else:
+            text = _capture_text(path)
+            reports = check_text(text, path)
     except RecursionError:
         yield _row("quarantine", path, kind, error="trace error: a trace line is nested too deeply")
         return
@@ -77,19 +81,8 @@ def check_rows(path: str) -> Iterator[dict[str, Any]]:
     yield from message_rows(path, kind, text)
 
 
-def _text(path: str, kind: str) -> str:
-    """The input as trace text (a capture converted, with its topology sidecar when there is one)."""
-    from mqspec.oracle.trace_format import TraceError
-
-    if kind == "trace":
-        try:
-            raw = Path(path).read_bytes()
-        except OSError as exc:
-            raise TraceError(path, 0, "(file)", exc.strerror or str(exc)) from exc
-        try:
-            return raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise TraceError(path, 0, "(file)", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+def _capture_text(path: str) -> str:
+    """A capture as trace text, converted with its topology sidecar when there is one."""
     from mqspec.oracle.from_pcap import convert
 
     sidecar = Path(path[: -len(Path(path).suffix)] + TOPOLOGY_SUFFIX)
@@ -147,8 +140,12 @@ def _row(table: str, path: str, kind: str, **fields: Any) -> dict[str, Any]:
 _EVENT_PROTOCOL = {"send": "mqdsrp", "receive": "mqdsrp", "datagram": "mqsd", "notification": "mqcn"}
 
 
-def message_rows(path: str, kind: str, text: str) -> Iterator[dict[str, Any]]:
-    """One row per wire message (replication sends and receives, MS-MQSD datagrams, MS-MQCN bodies)."""
+def message_rows(path: str, kind: str, text: str | None = None) -> Iterator[dict[str, Any]]:
+    """One row per wire message (replication sends and receives, MS-MQSD datagrams, MS-MQCN bodies).
+
+    The file is read again rather than through the checker's events: the checker stops at a trace's
+    first divergence, and ``messages/`` holds every message. ``text``: a capture's converted trace.
+    """
     from mqspec.oracle.trace_format import read_lines
 
     for _, record in read_lines(path, text):
