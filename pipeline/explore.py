@@ -50,10 +50,9 @@ def explore(spark: Any, campaign: Campaign, out: Path, *, master: str, wave: int
     removed = store.remove_incomplete_waves(out)
     if removed:
         say(f"explore: removed {plural(len(removed), 'interrupted wave')}: {', '.join(removed)}")
-    done = _done(spark, out)
+    done, violations = _stored(spark, out)
     reused = len({r for r in done if r < campaign.runs})
     todo = store.missing_ranges(done, campaign.runs, wave)
-    violations = _violations_so_far(spark, out)
     if reused:
         say(f"explore: {reused} of {campaign.runs} runs already stored in {out}")
     finished = reused
@@ -97,16 +96,11 @@ def _spark_schema() -> Any:
     return from_arrow_schema(RUN_SCHEMA)
 
 
-def _done(spark: Any, out: Path) -> set[int]:
+def _stored(spark: Any, out: Path) -> tuple[set[int], int]:
+    """The runs the stored waves hold, and the violations among them (one read of the waves)."""
     waves = _waves(spark, out)
-    return set() if waves is None else {row[0] for row in waves.select("run").collect()}
-
-
-def _violations_so_far(spark: Any, out: Path) -> int:
-    from pyspark.sql import functions as F
-
-    waves = _waves(spark, out)
-    return 0 if waves is None else int(waves.agg(F.sum("violation_count")).first()[0] or 0)
+    rows = [] if waves is None else waves.select("run", "violation_count").collect()
+    return {row[0] for row in rows}, sum(row[1] for row in rows)
 
 
 def derive(spark: Any, campaign: Campaign, out: Path) -> dict[str, Any]:
