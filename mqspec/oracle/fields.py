@@ -214,10 +214,13 @@ class Items(Spec):
     item: Spec
     same_keys: bool = False  # every element (an object) gives the same fields
     description: str = ""
+    nullable: bool = False
 
     def check(self, value: Any) -> tuple[str, str] | None:
+        if value is None and self.nullable:
+            return None
         if type(value) is not list:
-            return "", f"must be a list, not {_show(value)}"
+            return "", f"must be a list{' or null' if self.nullable else ''}, not {_show(value)}"
         for i, element in enumerate(value):
             bad = self.item.check(element)
             if bad is not None:
@@ -227,9 +230,11 @@ class Items(Spec):
         return None
 
     def fast(self) -> Callable[[Any], bool]:
-        item, same = self.item.fast(), self.same_keys
+        item, same, nullable = self.item.fast(), self.same_keys, self.nullable
 
         def valid(value: Any) -> bool:
+            if value is None and nullable:
+                return True
             if type(value) is not list or not all(map(item, value)):
                 return False
             return not (same and value and any(e.keys() != value[0].keys() for e in value))
@@ -237,7 +242,7 @@ class Items(Spec):
         return valid
 
     def schema(self) -> dict[str, Any]:
-        return self._described({"type": "array", "items": self.item.schema()})
+        return self._described(_nullable({"type": "array", "items": self.item.schema()}, self.nullable))
 
 
 @attrs.frozen

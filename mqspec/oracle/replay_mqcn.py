@@ -16,9 +16,11 @@ A node whose declaration carries ``"mqcn"`` runs one side of MS-MQCN:
   notification (or its ``window``-th next); a ``queue`` event the reference does not raise is a
   divergence naming the rule that disregarded the message or produced the other event.
 
-Version 0x02 creations and changes read the directory (3.2.5.2 Directory Read), which a trace
-does not carry: after such a notification the queue events are not compared (the node's
-replay stops), and the report says so.
+Version 0x02 notifications read the directory (3.2.5.2 Directory Read): the received
+``notification`` carries the answer the queue manager got in ``read`` (the object's properties
+as ``[{"propid", "value"}, ...]``, or null when the directory did not find it), and the
+reference reads that answer. An event without ``read`` cannot be replayed: the node's queue
+events from there on are not compared, and the report says so.
 """
 
 from __future__ import annotations
@@ -27,14 +29,17 @@ from typing import Any
 
 from mqspec.clauses import Clause
 from mqspec.model import mqcn
-from mqspec.model.errors import DecodeError
+from mqspec.model.errors import DecodeError, ModelError
 from mqspec.model.guid import Guid
+from mqspec.model.jsonform import converter
+from mqspec.model.propvalue import Property
 from mqspec.refimpl import mqcn_client, mqcn_server
 from mqspec.refimpl.effects import Context, Mode
 from mqspec.refimpl.mqcn_effects import CreateQueue, DeleteQueue, Disregarded, UpdateQueue, UpdateQueueManager
-from mqspec.refimpl.mqcn_state import MappingDirectory, QueueManager, ReceivedMessage, ServerOptions
+from mqspec.refimpl.mqcn_state import DirectoryReader, MappingDirectory, QueueManager, ReceivedMessage, ServerOptions
 
 from . import attribution
+from .inputs import InputError
 from .replay import Divergence, clause_at, decode_divergence
 
 _OPERATION = {CreateQueue: "create", UpdateQueue: "update", DeleteQueue: "delete",
@@ -104,6 +109,7 @@ class MqcnQueueManagerReplay:
         self.checked = 0
         self.last_input: int | None = None
         self.last_disregard: Disregarded | None = None
+        self.last_handler: Clause | None = None  # 3.2.5.1 or 3.2.5.2, by the last message's version
         self.stopped_at: int | None = None
         self.divergence: Divergence | None = None
         self.errata: set[str] = set()
@@ -138,15 +144,20 @@ class MqcnQueueManagerReplay:
             reads_directory = mqcn.decode_body(body, lenient=True).version is mqcn.Version.QUEUE_MANAGER
         except DecodeError:
             reads_directory = False
+        self.last_handler = attribution.clause_of(
+            mqcn_server.process_change_notification_v2 if reads_directory else mqcn_server.process_change_notification_v1)
+        directory: DirectoryReader = self.directory
         if reads_directory and int(mqcn.Version.QUEUE_MANAGER) in self.qm.options.versions:
-            self.stopped_at = index
-            self.notes.append(f"event {index}: {self.name} processes a version 0x02 notification, which reads the "
-                              "directory (3.2.5.2); the trace carries no directory, so its queue events from here "
-                              "on are not compared")
-            return
+            if "read" not in record:
+                self.stopped_at = index
+                self.notes.append(f"event {index}: {self.name} processes a version 0x02 notification, which reads "
+                                  "the directory (3.2.5.2); the event carries no \"read\" (the directory's answer), "
+                                  "so the node's queue events from here on are not compared")
+                return
+            directory = DeclaredAnswer(directory_answer(index, record))
         ctx = Context(self.name, self.mode, record["t"])
         ctx.effects = attribution.ClauseEffects(None)
-        mqcn_server.dispatch_change_notification(self.qm, ctx, message, self.directory)
+        mqcn_server.dispatch_change_notification(self.qm, ctx, message, directory)
         self.last_disregard = None
         for effect, stack in zip(ctx.effects, ctx.effects.stacks):
             kind = type(effect)
@@ -158,7 +169,7 @@ class MqcnQueueManagerReplay:
                 attributes = tuple(sorted(k for k, _ in changes)) if changes is not None else None
                 self.pending.append(_Expected(
                     _OPERATION[kind], str(identifier) if identifier is not None else None, attributes, index,
-                    self.inputs, attribution.responsible(stack) or _handler_clause(body)))
+                    self.inputs, attribution.responsible(stack) or self.last_handler))
             elif kind is Disregarded:
                 self.last_disregard = effect
             elif hasattr(effect, "erratum"):
@@ -194,7 +205,7 @@ class MqcnQueueManagerReplay:
             clause = clause_at(f"MS-MQCN {self.last_disregard.section}")
         else:
             why = f"the reference raises no such event in answer to event {cause}"
-            clause = clause_at("MS-MQCN 3.2.5")
+            clause = self.last_handler or clause_at("MS-MQCN 3.2.5")
         self._diverge(Divergence(index, self.name, "unexpected-output", f"{self.name} raises {operation}; {why}",
                                  actual=actual, clause=clause, cause=cause))
 
@@ -213,8 +224,39 @@ class MqcnQueueManagerReplay:
             self.divergence = divergence
 
 
-def _handler_clause(body: bytes) -> Clause | None:
-    return attribution.clause_of(mqcn_server.process_change_notification_v1)
+class DeclaredAnswer:
+    """A :class:`~mqspec.refimpl.mqcn_state.DirectoryReader` that gives the answer a trace declares.
+
+    A version 0x02 notification makes the queue manager read one object from the directory
+    service the DomainController names (3.2.5.2 "MUST request information from the directory
+    service"); the ``read`` field of the received ``notification`` is what that Directory Read
+    returned: the object's properties, or null when the directory did not find it (E-242).
+    """
+
+    def __init__(self, values: dict[int, object] | None) -> None:
+        self.values = values
+
+    def read(self, server: Any, object_type: Any, identifier: Any, path_name: str | None = None
+             ) -> dict[int, object] | None:
+        return self.values
+
+    def queues_owned_by(self, server: Any, owner: Guid, machine_name: str) -> list[Guid]:
+        return []
+
+
+def directory_answer(index: int, record: dict[str, Any]) -> dict[int, object] | None:
+    """PROPID -> value of a ``notification``'s ``read`` (None: the object was not found); InputError if bad."""
+    answer = record["read"]
+    if answer is None:
+        return None
+    values: dict[int, object] = {}
+    for i, p in enumerate(answer):
+        try:
+            prop = converter.structure(p, Property)
+        except (ModelError, ValueError, TypeError, KeyError) as exc:
+            raise InputError(index, f"read[{i}]", f"not a property value: {exc}") from None
+        values.setdefault(prop.propid, prop.value)
+    return values
 
 
 def replay_for(name: str, declaration: dict[str, Any], mode: Mode, window: int) -> Any:

@@ -53,7 +53,9 @@ Event kinds (I: an input the checker replays through the reference; O: an output
                            ``to``, ``transport``; sent packets are checked against the codec
 ``notification``           an MS-MQCN message body: ``direction``, ``body``, ``from``, ``to``, ``queue``;
                            format 2: ``sender_id_type``, ``sender_id``, ``authentication`` (the
-                           rMessage attributes a queue manager side reads)
+                           rMessage attributes a queue manager side reads), ``read`` (a received
+                           version 0x02 message: the answer of the Directory Read it made,
+                           3.2.5.2: ``[{"propid", "value"}, ...]`` or null for not found)
 ``queue``              O   format 2: an [MS-MQDMPR] event an MS-MQCN queue manager side raised:
                            ``operation`` (create | update | delete | update_queue_manager),
                            ``identifier`` (the queue GUID), ``attributes`` (those an update set)
@@ -81,7 +83,9 @@ MS-MQSD and MS-MQCN declarations (format 2), fields of a ``node`` declaration:
   A directory side's sent notifications must decode and carry that version; a queue manager
   side's received notifications are replayed through 3.2.5 and its ``queue`` events (the
   [MS-MQDMPR] Create/Update/Delete Queue and queue manager updates it raised) are compared with
-  the reference's.
+  the reference's. A version 0x02 message is replayed only with its ``read`` (the directory's
+  answer the queue manager got; 3.2.5.2); without it the node's later queue events are not
+  compared.
 
 Versions: ``"format": 1`` lines are read as they always were (the ``mqsd``/``mqcn`` declarations
 and the ``queue`` event are format 2 only); mqspec writes format 2.
@@ -224,6 +228,9 @@ NOTIFICATION_SENDER: dict[str, Spec] = {
     "sender_id_type": Integer(0, 2, description="rMessage.SenderIdentifierType (2: QueueManagerIdentifier)"),
     "sender_id": GUID,
     "authentication": Integer(0, 3, description="rMessage.AuthenticationLevel (0: None, not signed)"),
+    "read": Items(PROPERTY, nullable=True,
+                  description="a received version 0x02 message: what the Directory Read of 3.2.5.2 returned "
+                              "(the object's properties; null: not found)"),
 }
 
 #: event kind -> (fields other than the common ones, required ones)
