@@ -266,7 +266,7 @@ class _ListFeed(_Feed):
 # --- one trace -----------------------------------------------------------------------------------
 
 
-_PROTOCOL_OF = {"datagram": "mqsd", "notification": "mqcn", "queue": "mqcn"}
+_PROTOCOL_OF = {"datagram": "mqsd", "notification": "mqcn", "queue": "mqcn", "notify": "mqcn"}
 #: the event kinds NodeReplay takes
 _REPLAYED = frozenset(("start", "crash", "clock", "client_request", "request_completed", "receive", "send", "timer",
                        "directory", "snapshot"))
@@ -318,7 +318,7 @@ class _TraceCheck:
         if "mqsd" in decl:
             mine["mqsd"] = replay_mqsd.replay_for(name, decl["mqsd"], mode, window)
         if "mqcn" in decl:
-            mine["mqcn"] = replay_mqcn.replay_for(name, decl["mqcn"], mode, window)
+            mine["mqcn"] = replay_mqcn.replay_for(name, decl["mqcn"], mode, window, node=decl, observes=frozenset(seen))
 
     def units(self) -> Iterator[Any]:
         yield from self.replays.values()
@@ -369,7 +369,7 @@ class _TraceCheck:
             protocol = _PROTOCOL_OF.get(kind)
             unit = self.others[node].get(protocol) if protocol is not None else self.replays[node]
             if unit is None:
-                if kind != "queue":
+                if kind in ("datagram", "notification"):
                     self.checked += _codec_event(self.replays[node], index, record, self.notes)
                 return
             unit.event(index, record)

@@ -2,10 +2,7 @@
 
 A node whose declaration carries ``"mqcn"`` runs one side of MS-MQCN:
 
-* ``"side": "directory"`` (3.3, the sender): every notification it sends must decode under the
-  strict codec (with the one unused byte of 3.3.5.3) and carry the declared ``version``: a
-  directory service sends 0x01 and a queue manager 0x02 (2.2.4; 3.3.4.1 "Prepare a change
-  notification message of either version"), so another version breaks 3.3.4.1;
+* ``"side": "directory"`` (3.3, the sender): see :mod:`mqspec.oracle.replay_mqcn_client`;
 * ``"side": "queue_manager"`` (3.2, the receiver): every notification it receives is an input of
   3.2.5 (:func:`~mqspec.refimpl.mqcn_server.dispatch_change_notification`) with the rMessage
   attributes the event gives (``sender_id_type``, ``sender_id``, ``authentication``; absent:
@@ -44,43 +41,6 @@ from .replay import Divergence, clause_at, decode_divergence
 
 _OPERATION = {CreateQueue: "create", UpdateQueue: "update", DeleteQueue: "delete",
               UpdateQueueManager: "update_queue_manager"}
-
-
-class MqcnDirectoryReplay:
-    """The sending side (3.3) checked on the notifications it sends."""
-
-    def __init__(self, name: str, declaration: dict[str, Any], mode: Mode, window: int) -> None:
-        self.name = name
-        self.version = declaration.get("version")
-        self.checked = 0
-        self.divergence: Divergence | None = None
-        self.errata: set[str] = set()
-        self.notes: list[str] = []
-
-    def owes_before(self, index: int) -> bool:
-        return False
-
-    def finish(self, end: int) -> None:
-        pass
-
-    def event(self, index: int, record: dict[str, Any]) -> None:
-        if self.divergence is not None or record["event"] != "notification" or record["direction"] != "send":
-            return
-        self.checked += 1
-        try:
-            message = mqcn.decode_body(bytes.fromhex(record["body"]))
-        except DecodeError as exc:
-            self.divergence = decode_divergence(self.name, index, record, exc)
-            return
-        if self.version is not None and int(message.version) != self.version:
-            self.divergence = Divergence(
-                index, self.name, "output-differs",
-                f"{self.name} sends a version {int(message.version):#04x} Change Notification Message; "
-                f"it is declared to send version {self.version:#04x} (2.2.4: 0x01 from a directory service, "
-                "0x02 from a queue manager)",
-                expected={"version": self.version}, actual={"version": int(message.version)},
-                diff=({"field": "version", "expected": self.version, "actual": int(message.version)},),
-                clause=attribution.clause_of(mqcn_client.send_change_notification))
 
 
 class _Expected:
@@ -259,8 +219,12 @@ def directory_answer(index: int, record: dict[str, Any]) -> dict[int, object] | 
     return values
 
 
-def replay_for(name: str, declaration: dict[str, Any], mode: Mode, window: int) -> Any:
-    """The replay of a node's ``mqcn`` declaration."""
-    cls = MqcnDirectoryReplay if declaration["side"] == "directory" else MqcnQueueManagerReplay
-    return cls(name, declaration, mode, window)
+def replay_for(name: str, declaration: dict[str, Any], mode: Mode, window: int, *,
+               node: dict[str, Any] | None = None, observes: frozenset[str] = frozenset()) -> Any:
+    """The replay of a node's ``mqcn`` declaration (``node``: the whole declaration; ``observes``: its logged kinds)."""
+    if declaration["side"] == "directory":
+        from .replay_mqcn_client import MqcnClientReplay
+
+        return MqcnClientReplay(name, declaration, mode, window, node=node, observes=observes)
+    return MqcnQueueManagerReplay(name, declaration, mode, window)
 

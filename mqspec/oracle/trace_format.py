@@ -52,10 +52,17 @@ Event kinds (I: an input the checker replays through the reference; O: an output
 ``datagram``               an MS-MQSD packet (UDP): ``direction`` (send|receive), ``body``, ``from``,
                            ``to``, ``transport``; sent packets are checked against the codec
 ``notification``           an MS-MQCN message body: ``direction``, ``body``, ``from``, ``to``, ``queue``;
-                           format 2: ``sender_id_type``, ``sender_id``, ``authentication`` (the
-                           rMessage attributes a queue manager side reads), ``read`` (a received
+                           format 2: ``timeout``, ``delivery``, ``class``, ``hash_algorithm``
+                           (the Message attributes of 3.3.5.3), ``sender_id_type``, ``sender_id``,
+                           ``authentication`` (what a queue manager side reads), ``read`` (a received
                            version 0x02 message: the answer of the Directory Read it made,
                            3.2.5.2: ``[{"propid", "value"}, ...]`` or null for not found)
+``notify``             I   format 2: Send Change Notification (MS-MQCN 3.3.4.1) at a directory
+                           side: ``operation`` (iOperation: QueueCreation | QueueUpdate |
+                           QueueDeletion | QueueManagerUpdate) and iDirectoryObject:
+                           ``identifier``, ``owner`` (the owning queue manager's GUID: the
+                           destination), ``path``, ``properties``, ``modified`` (PROPIDs an update
+                           changed), ``domain_controller``
 ``queue``              O   format 2: an [MS-MQDMPR] event an MS-MQCN queue manager side raised:
                            ``operation`` (create | update | delete | update_queue_manager),
                            ``identifier`` (the queue GUID), ``attributes`` (those an update set)
@@ -80,7 +87,12 @@ MS-MQSD and MS-MQCN declarations (format 2), fields of a ``node`` declaration:
 * ``"mqcn": {"side": "directory" | "queue_manager", "version": 1 | 2}``: the MS-MQCN side the node
   runs and the Change Notification Message version it sends (directory side, 3.3.5) or
   processes (queue manager side, note <4>: ``version`` 1 means it processes only version 0x01).
-  A directory side's sent notifications must decode and carry that version; a queue manager
+  A directory side's sent notifications must decode and carry that version; when it also
+  ``observes`` ``notify`` (the higher-layer input), each ``notify`` is run through 3.3.4.1 and the
+  message the reference sends must follow: to NOTIFY_QUEUE_PRIVATE of the owner (``queue``), with
+  the fields of 3.3.5.1 / 3.3.5.2 and the Message attributes of 3.3.5.3 the event gives
+  (``directory_service``, default the node's name, is the DomainController of version 0x02; the
+  node's ``identifier`` is the SenderIdentifier and GuidMasterId of version 0x01). A queue manager
   side's received notifications are replayed through 3.2.5 and its ``queue`` events (the
   [MS-MQDMPR] Create/Update/Delete Queue and queue manager updates it raised) are compared with
   the reference's. A version 0x02 message is replayed only with its ``read`` (the directory's
@@ -138,7 +150,9 @@ DIRECTORY_OPERATIONS = ("create", "update", "delete", "read", "lookup", "reset1"
 #: the kinds a node can be said to "observe" (log); inputs and outputs of the checker
 INPUT_KINDS = ("start", "crash", "client_request", "receive", "timer")
 OUTPUT_KINDS = ("send", "request_completed", "directory")
-NODE_KINDS = (*INPUT_KINDS, *OUTPUT_KINDS, "clock", "snapshot", "datagram", "notification", "queue")
+NODE_KINDS = (*INPUT_KINDS, *OUTPUT_KINDS, "clock", "snapshot", "datagram", "notification", "queue", "notify")
+#: iOperation of MS-MQCN 3.3.4.1 Send Change Notification
+NOTIFY_OPERATIONS = ("QueueCreation", "QueueUpdate", "QueueDeletion", "QueueManagerUpdate")
 
 
 class TraceError(ValueError):
@@ -189,6 +203,7 @@ MQSD_DECLARATION = Fields({
 MQCN_DECLARATION = Fields({
     "side": Choice(("directory", "queue_manager"), description="3.3 (sends) or 3.2 (receives)"),
     "version": Choice((1, 2), description="the Change Notification Message version sent, or processed"),
+    "directory_service": Text(description="a directory side's DomainController (3.3.5.1; default: the node's name)"),
 }, required=("side",), description="the node's MS-MQCN side (format 2)")
 NODE_FIELDS_2: dict[str, Spec] = {**NODE_FIELDS, "mqsd": MQSD_DECLARATION, "mqcn": MQCN_DECLARATION}
 
@@ -223,8 +238,9 @@ STATE = Fields({
                         description="DeletedObjectCollection (compared as a whole)"),
 }, description="a node's replication state, any part of it")
 
-#: format 2: the rMessage attributes an MS-MQCN queue manager side reads (3.2.5.1)
+#: format 2: the Message attributes an MS-MQCN sender sets (3.3.5.3) and a queue manager side reads (3.2.5.1)
 NOTIFICATION_SENDER: dict[str, Spec] = {
+    "timeout": U32, "delivery": Integer(0, 1), "class": Integer(0, 0xFFFF), "hash_algorithm": U32,
     "sender_id_type": Integer(0, 2, description="rMessage.SenderIdentifierType (2: QueueManagerIdentifier)"),
     "sender_id": GUID,
     "authentication": Integer(0, 3, description="rMessage.AuthenticationLevel (0: None, not signed)"),
@@ -286,16 +302,23 @@ EVENTS: dict[str, tuple[dict[str, Spec], tuple[str, ...]]] = {
                   "transport": Choice(("ip", "ipx"))}, ("direction", "body")),
     "notification": ({"direction": DIRECTION, "body": BODY, "from": OPT_TEXT, "to": OPT_TEXT,
                       "queue": OPT_TEXT, **NOTIFICATION_SENDER}, ("direction", "body")),
+    "notify": ({"operation": Choice(NOTIFY_OPERATIONS, description="iOperation"),
+                "identifier": Text(pattern=GUID_PATTERN, description="the queue or machine object's GUID"),
+                "owner": Text(pattern=GUID_PATTERN, description="the GUID of the queue manager that owns it"),
+                "path": OPT_TEXT, "properties": Items(PROPERTY, description="the object's attributes and values"),
+                "modified": Items(Anything(), description="the PROPIDs (names or numbers) an update changed"),
+                "domain_controller": Text(description="the directory service where the object changed")},
+               ("operation", "identifier", "owner")),
     "queue": ({"operation": Choice(QUEUE_OPERATIONS), "identifier": OPT_GUID,
                "attributes": Items(Text(), description="the attributes an update changed")},
               ("operation",)),
     "note": ({"text": Text()}, ()),
 }
 #: what format 1 lacks
-FORMAT_2_ONLY = frozenset({"queue"})
+FORMAT_2_ONLY = frozenset({"queue", "notify"})
 #: events that happen at a node (they carry "node")
 AT_NODE = frozenset(("start", "crash", "clock", "client_request", "request_completed", "receive", "send",
-                     "timer", "directory", "snapshot", "datagram", "notification", "queue"))
+                     "timer", "directory", "snapshot", "datagram", "notification", "queue", "notify"))
 COMMON: dict[str, Spec] = {
     "trace": Text(description="the trace id"),
     "format": Choice(READ_VERSIONS, description="the format version"),

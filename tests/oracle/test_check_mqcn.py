@@ -7,8 +7,10 @@ import json
 
 from mqspec.model import mqcn
 from mqspec.model.guid import Guid
+from mqspec.model.propids import PROPIDS
 
 from mqspec.clauses import covers
+from mqspec.refimpl.effects import Mode
 from mqspec.oracle.check import check_text
 
 HEAD = {"trace": "t", "format": 2}
@@ -21,7 +23,7 @@ def dump(records: list[dict]) -> str:
 
 def _v2(event: mqcn.Event, guid: Guid = QUEUE) -> bytes:
     body = mqcn.NotificationBody(event=event, object_guid=guid, domain_controller="DS1")
-    return mqcn.encode_body(mqcn.ChangeNotificationMessage(version=mqcn.Version.QUEUE_MANAGER, body=body)) + b"\0"
+    return mqcn.encode_body(mqcn.ChangeNotificationMessage(version=mqcn.Version.QUEUE_MANAGER, body=body))
 
 
 def _queue_properties(quota: int = 100) -> list[dict]:
@@ -90,3 +92,140 @@ def test_a_read_field_with_a_bad_property_is_refused_naming_it():
     with pytest.raises(TraceError, match=r"read\[0\]"):
         check_text(qm_trace(received(_v2(mqcn.Event.QUEUE_CREATED), read=[{"propid": "PROPID_Q_QUOTA",
                                                                             "value": "lots"}])))
+
+
+# --- the directory side (3.3): Send Change Notification replayed ------------------------------------
+
+DS_ID = Guid.from_name("qm:DS1")
+OWNER = Guid.from_name("qm:QM1")
+CREATE = {"operation": "QueueCreation", "identifier": str(QUEUE), "owner": str(OWNER), "path": "QM1\\orders",
+          "properties": [{"propid": "PROPID_Q_QUOTA", "value": 100}, {"propid": "PROPID_Q_LABEL", "value": "o"}]}
+UPDATE = {"operation": "QueueUpdate", "identifier": str(QUEUE), "owner": str(OWNER),
+          "properties": [{"propid": "PROPID_Q_QUOTA", "value": 7}], "modified": ["PROPID_Q_QUOTA"]}
+DELETE = {"operation": "QueueDeletion", "identifier": str(QUEUE), "owner": str(OWNER), "path": "QM1\\orders"}
+MACHINE = {"operation": "QueueManagerUpdate", "identifier": str(OWNER), "owner": str(OWNER),
+           "properties": [{"propid": "PROPID_QM_QUOTA", "value": 9}], "modified": ["PROPID_QM_QUOTA"]}
+
+
+def reference_sends(version: int, *inputs: dict) -> list[bytes]:
+    """The message bodies the reference sends for each Send Change Notification input."""
+    from mqspec.oracle.replay_mqcn_client import MqcnClientReplay
+
+    replay = MqcnClientReplay("DS1", {"side": "directory", "version": version}, Mode.CLARIFIED, len(inputs),
+                              node={"identifier": str(DS_ID)}, observes=frozenset({"notify"}))
+    for i, fields in enumerate(inputs):
+        replay.event(i + 1, {"event": "notify", "t": float(i + 1), "node": "DS1", **fields})
+    return [o.effect.body for o in replay.pending]
+
+
+def sent(body: bytes, t: float, version: int = 1, **extra: object) -> dict:
+    """A notification as 3.3.5.3 sends it (the Message attributes an implementation logs)."""
+    signed = {"sender_id_type": 2, "sender_id": str(DS_ID), "authentication": 1} if version == 1 else {}
+    return {"event": "notification", "t": t, "node": "DS1", "direction": "send", "body": body.hex(),
+            "queue": f"PRIVATE={OWNER}\\3", "timeout": 300, "delivery": 0, "class": 0, "hash_algorithm": 0x8003,
+            **signed, **extra}
+
+
+def ds_trace(version: int, *events: dict) -> str:
+    node = {"name": "DS1", "identifier": str(DS_ID), "mqcn": {"side": "directory", "version": version},
+            "observes": ["notify", "notification"]}
+    return dump([{"event": "header", "t": 0, "nodes": [node]}, *events])
+
+
+def notify(fields: dict, t: float) -> dict:
+    return {"event": "notify", "t": t, "node": "DS1", **fields}
+
+
+def conformant_ds_events(version: int) -> list[dict]:
+    inputs = (CREATE, UPDATE, MACHINE, DELETE)
+    bodies = reference_sends(version, *inputs)
+    events = []
+    for i, (fields, body) in enumerate(zip(inputs, bodies)):
+        events += [notify(fields, i + 1.0), sent(body, i + 1.0, version)]
+    return events
+
+
+def ds_verdict(version: int, *events: dict):
+    return check_text(ds_trace(version, *events))[0]
+
+
+@covers("MS-MQCN", "3.3.4.1")
+def test_a_directory_side_that_sends_what_the_reference_sends_conforms():
+    """Each Send Change Notification followed by the reference's message (both versions) is conformant."""
+    for version in (1, 2):
+        report = ds_verdict(version, *conformant_ds_events(version))
+        assert (report.verdict, report.checked) == ("conformant", 8), (version, report.divergence)
+
+
+@covers("MS-MQCN", "3.3.3")
+def test_a_notification_to_another_queue_than_the_owners_breaks_3_3_3():
+    """A notification enqueued to any queue but NOTIFY_QUEUE_PRIVATE of the object's owner names 3.3.3."""
+    body = reference_sends(1, CREATE)[0]
+    d = ds_verdict(1, notify(CREATE, 1.0), sent(body, 1.0, queue=f"PRIVATE={DS_ID}\\3")).divergence
+    assert (d.kind, d.clause.section, d.diff[0]["field"]) == ("output-differs", "3.3.3", "queue")
+
+
+@covers("MS-MQCN", "3.3.5.3")
+def test_an_unsigned_version_1_notification_breaks_3_3_5_3():
+    """A version 0x01 message sent unsigned, or with a TimeToReachQueue other than 5 minutes, names 3.3.5.3."""
+    body = reference_sends(1, DELETE)[0]
+    d = ds_verdict(1, notify(DELETE, 1.0), sent(body, 1.0, authentication=0)).divergence
+    assert (d.clause.section, d.diff[0]["field"]) == ("3.3.5.3", "authentication")
+    d = ds_verdict(1, notify(DELETE, 1.0), sent(body, 1.0, timeout=60)).divergence
+    assert (d.clause.section, d.diff[0]["field"]) == ("3.3.5.3", "timeout")
+
+
+def _create_update(drop: str | None = None, add: tuple[str, object] | None = None) -> bytes:
+    from mqspec.model.propvalue import Property
+
+    message = mqcn.decode_body(reference_sends(1, CREATE)[0])
+    update = message.updates[0]
+    props = [p for p in update.properties if p.propid != (PROPIDS[drop].propid if drop else None)]
+    if add is not None:
+        props.append(Property(PROPIDS[add[0]].propid, add[1]))
+    import attrs
+
+    return mqcn.encode_body(attrs.evolve(message, updates=(attrs.evolve(update, properties=tuple(props)),)))
+
+
+@covers("MS-MQCN", "3.3.5.2")
+def test_a_create_without_a_required_propid_or_with_the_ads_path_breaks_3_3_5_2():
+    """A create missing PROPID_Q_LABEL, with another quota, or including PROPID_Q_ADS_PATH names 3.3.5.2."""
+    d = ds_verdict(1, notify(CREATE, 1.0), sent(_create_update(drop="PROPID_Q_LABEL"), 1.0)).divergence
+    assert (d.clause.section, d.diff[0]["field"]) == ("3.3.5.2", "updates[0].properties.PROPID_Q_LABEL")
+    d = ds_verdict(1, notify(CREATE, 1.0), sent(_create_update(add=("PROPID_Q_ADS_PATH", "LDAP://x")), 1.0)).divergence
+    assert (d.clause.section, d.diff[0]["field"]) == ("3.3.5.2", "updates[0].properties.PROPID_Q_ADS_PATH")
+    # an additional property is accepted (note <11>)
+    extra = _create_update(add=("PROPID_Q_MULTICAST_ADDRESS", "234.1.1.1:8001"))
+    assert ds_verdict(1, notify(CREATE, 1.0), sent(extra, 1.0)).verdict == "conformant"
+
+
+@covers("MS-MQCN", "3.3.5.1")
+def test_a_version_2_body_naming_another_object_breaks_3_3_5_1():
+    """A version 0x02 body whose ObjectGuid is not the changed object's names 3.3.5.1."""
+    other = mqcn.encode_body(mqcn.ChangeNotificationMessage(version=mqcn.Version.QUEUE_MANAGER, body=mqcn.NotificationBody(
+        event=mqcn.Event.QUEUE_CREATED, object_guid=OWNER, domain_controller="DS1")))
+    d = ds_verdict(2, notify(CREATE, 1.0), sent(other, 1.0, version=2)).divergence
+    assert (d.kind, d.clause.section, d.diff[0]["field"]) == ("output-differs", "3.3.5.1", "body.object_guid")
+
+
+@covers("MS-MQCN", "3.3.4.1")
+def test_a_missing_or_unasked_notification_breaks_3_3_4_1():
+    """No message after Send Change Notification, or a message no such event asked for, names 3.3.4.1."""
+    body = reference_sends(1, CREATE)[0]
+    d = ds_verdict(1, notify(CREATE, 1.0)).divergence
+    assert (d.kind, d.clause.section) == ("missing-output", "3.3.4.1")
+    d = ds_verdict(1, notify(CREATE, 1.0), notify(UPDATE, 2.0), sent(body, 2.0)).divergence
+    assert (d.kind, d.clause.section) == ("missing-output", "3.3.4.1")  # window 0: one notify, one message
+    d = ds_verdict(1, sent(body, 1.0)).divergence
+    assert (d.kind, d.clause.section) == ("unexpected-output", "3.3.4.1")
+
+
+def test_a_version_1_message_may_carry_the_updates_of_several_notifications():
+    """Two Send Change Notification events to one owner answered by one message of two updates conform (3.3.5.2)."""
+    first, second = (mqcn.decode_body(b) for b in reference_sends(1, CREATE, UPDATE))
+    both = mqcn.encode_body(mqcn.ChangeNotificationMessage(
+        version=mqcn.Version.DIRECTORY_SERVICE, updates=(*first.updates, *second.updates)))
+    text = ds_trace(1, notify(CREATE, 1.0), notify(UPDATE, 1.0), sent(both, 1.0)).replace(
+        '"header", "t": 0', '"header", "t": 0, "window": 1')
+    assert check_text(text)[0].verdict == "conformant"

@@ -51,6 +51,10 @@ def recorded() -> list[dict[str, Any]]:
                "sender_id_type": 2, "sender_id": GUID, "authentication": 1},
               {**HEAD, "event": "queue", "t": 1e6, "node": "DS1", "operation": "update", "identifier": GUID,
                "attributes": ["label"]},
+              {**HEAD, "event": "notification", "t": 1e6, "node": "DS1", "direction": "receive", "body": "02",
+               "read": [{"propid": "PROPID_Q_QUOTA", "value": 5}]},
+              {**HEAD, "event": "notify", "t": 1e6, "node": "DS1", "operation": "QueueUpdate", "identifier": GUID,
+               "owner": GUID, "properties": [{"propid": "PROPID_Q_QUOTA", "value": 5}], "modified": ["PROPID_Q_QUOTA"]},
               {"trace": "t", "format": 1, "event": "node", "t": 1e6, "name": "OLD", "role": None},
               {**HEAD, "event": "note", "t": 1e6, "text": "done"}]
     return lines
