@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 from mqspec.model.guid import Guid
+from mqspec.model.errors import ModelError
 from mqspec.model.jsonform import converter
 from mqspec.model.mqdsrp import Operation
 from mqspec.model.propvalue import Property
@@ -66,7 +67,8 @@ class Driver:
         self.drops: list[_Counted] = []
 
     def drop_hits(self) -> int:
-        """How many messages the drop faults injected so far have lost."""
+        """How many messages the drop and tamper faults injected so far have lost (a tampered message
+        fails its signature check: the receiver Nacks it and never processes it)."""
         return sum(d.hits for d in self.drops)
 
     def _record(self, record: dict[str, Any]) -> None:
@@ -118,16 +120,20 @@ class Driver:
         elif kind in ("drop", "duplicate", "delay", "tamper"):
             op = OPERATIONS[inp["operation"]] if inp.get("operation") else None
             match = _Counted(_matcher(inp.get("from"), inp.get("to"), op), inp.get("times"))
-            if kind == "drop":
+            if kind in ("drop", "tamper"):
                 self.drops.append(match)
             if kind == "delay":
                 w.network.delay(match, inp["seconds"], times=inp.get("times"))
             else:
                 getattr(w.network, kind)(match, times=inp.get("times"))
-        elif kind == "partition":
-            w.network.partition(inp["a"], inp["b"])
-        elif kind == "heal":
-            w.network.heal(inp.get("a"), inp.get("b"))
+        elif kind in ("partition", "heal"):
+            try:
+                if kind == "partition":
+                    w.network.partition(inp["a"], inp["b"])
+                else:
+                    w.network.heal(inp.get("a"), inp.get("b"))
+            except ModelError as exc:  # a shrunk list can name a server whose add_bsc / move_psc it removed
+                raise InputRefused(str(exc)) from None
         elif kind == "crash":
             w.crash(inp["node"], lose=inp.get("lose", "volatile"))
         elif kind == "restart":

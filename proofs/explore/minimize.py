@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -32,11 +33,11 @@ def settle_phase(driver: Driver, args: dict[str, float] | None = None,
                  after: Callable[[dict[str, Any]], None] | None = None) -> Inputs:
     """End a run: heal, restart every server that is down, settle; performs and returns those inputs.
 
-    A message lost to a drop fault is asked for again at the next SeqNumberHeader round at the
-    latest (20 minutes), and World.settle waits 22 minutes of unchanged state: a settle during
-    which a drop fault still lost a message may have ended on a round whose retry was lost, so
-    the phase settles again until one passes with no message dropped (each settle that does not
-    uses up at least one of the drops still armed, so this ends). The last settle input is marked
+    A message lost to a drop or tamper fault is asked for again at the next SeqNumberHeader round
+    at the latest (20 minutes), and World.settle waits 22 minutes of unchanged state: a settle during
+    which a fault still lost a message may have ended on a round whose retry was lost, so the phase
+    settles again until one passes with no message lost (each settle that does not uses up at least
+    one of the faults still armed, so this ends). The last settle input is marked
     ``"quiescent": True`` (the quiescence invariants apply after it). ``after`` is called with each
     input once it is performed.
     """
@@ -84,7 +85,7 @@ def violations(inputs: Inputs, mode: Mode = Mode.CLARIFIED, names: tuple[str, ..
     found: dict[str, list[str]] = {}
 
     def check(inp: dict[str, Any], first: bool = False) -> None:
-        quiet = bool(inp.get("quiescent"))
+        quiet = _quiescent(driver, inp)
         obs = driver.ghost.observe(inp["input"], quiescent=quiet, full=quiet or first,  # type: ignore[union-attr]
                                    settled=driver.last_settle_quiet)
         if not found:
@@ -98,16 +99,27 @@ def violations(inputs: Inputs, mode: Mode = Mode.CLARIFIED, names: tuple[str, ..
         check(inp, first=(i == 0))
         if found:
             return found
-    if finish and not (inputs and inputs[-1].get("quiescent")):
+    if finish and not (inputs and _quiescent(driver, inputs[-1])):
         settle_phase(driver, settle, after=check)
     return found
 
 
+def _quiescent(driver: Driver, inp: dict[str, Any]) -> bool:
+    """Whether ``inp`` is a settle marked quiescent that ended a settle phase: every server up, no link cut
+    (a shrunk list can keep the marked settle and lose the heal or the restarts before it)."""
+    world = driver.world
+    return bool(inp.get("quiescent")) and all(world.up.values()) and not world.network.has_cut_links()
+
+
 def minimize(inputs: Inputs, invariant: str, mode: Mode = Mode.CLARIFIED,
              log: Callable[[str], None] | None = None, *, settle: dict[str, float] | None = None,
-             budget: float | None = None, should_stop: Callable[[], bool] | None = None) -> Inputs:
+             budget: float | None = None, should_stop: Callable[[], bool] | None = None,
+             like: str | None = None) -> Inputs:
     """The smallest inputs (by ddmin, then simplification) that still violate ``invariant``.
 
+    ``like``: one violation text of the original failure; a candidate then counts only when one of
+    its violations has the same shape (names, numbers and GUIDs aside), so that the shrinking does not
+    slide to another failure of the same invariant (a server left down instead of a missing replica).
     ``budget``: stop shrinking after that many seconds and return the smallest found so far;
     ``should_stop``: asked before each replay, True stops shrinking the same way (a replay count
     makes the result deterministic, a time budget cannot).
@@ -119,7 +131,8 @@ def minimize(inputs: Inputs, invariant: str, mode: Mode = Mode.CLARIFIED,
             return False
         if should_stop is not None and should_stop():
             return False
-        return invariant in violations(candidate, mode, stop=invariant, settle=settle)
+        found = violations(candidate, mode, stop=invariant, settle=settle).get(invariant)
+        return bool(found) and (like is None or any(_shape(p) == _shape(like) for p in found))
 
     if not fails(inputs):
         raise ValueError(f"the inputs do not violate {invariant}")
@@ -162,6 +175,12 @@ def scenario_for(inputs: Inputs, mode: Mode = Mode.CLARIFIED, settle: dict[str, 
     return to_scenario(inputs + tail, description, final=[{"expect": {"converged": True}}])
 
 
+def _shape(problem: str) -> str:
+    """A violation's text with its GUIDs, numbers and server names blanked (what kind of violation it is)."""
+    text = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "G", problem)
+    return re.sub(r"\b[A-Za-z]*\d[\w]*", "N", text)
+
+
 def _simpler(inp: dict[str, Any]) -> list[dict[str, Any]]:
     if inp["input"] == "repeat":
         return [{**inp, "times": t} for t in (1, 2, 32, 256, 300, 1030, 1100) if t < inp["times"]]
@@ -178,10 +197,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--invariant", required=True, choices=inv.NAMES)
     ap.add_argument("--mode", choices=[m.value for m in Mode], default="clarified")
     ap.add_argument("--out", help="write the shrunk inputs here (JSON)")
+    ap.add_argument("--like", metavar="VIOLATION", help="a violation text of the failure: keep only candidates with one of that shape")
     args = ap.parse_args(argv)
     with open(args.inputs, encoding="utf-8") as f:
         inputs = json.load(f)
-    small = minimize(inputs, args.invariant, Mode(args.mode), log=lambda m: print(m, file=sys.stderr))
+    small = minimize(inputs, args.invariant, Mode(args.mode), log=lambda m: print(m, file=sys.stderr),
+                     like=args.like)
     text = json.dumps(small, indent=1)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
