@@ -19,7 +19,6 @@ from typing import Any
 
 import yaml
 from mqspec.model.guid import Guid
-from mqspec.model.errors import ModelError
 from mqspec.model.jsonform import converter
 from mqspec.model.mqdsrp import Operation
 from mqspec.model.propvalue import Property
@@ -87,6 +86,10 @@ class Driver:
         w = self.world
         kind = inp["input"]
         # what scenario_run refuses (a step the state does not allow) is refused here too
+        for key in ("at", "node", "a", "b"):
+            if inp.get(key) is not None and inp[key] not in w.nodes:
+                # a shrunk list can name a server whose add_bsc / add_site it removed, or one a move_psc retired
+                raise InputRefused(f"there is no server {inp[key]}")
         if kind in ("request", "crash") and not w.up.get(inp.get("at", inp.get("node"))):
             raise InputRefused(f"{inp.get('at', inp.get('node'))} is down")
         if kind == "restart" and w.up.get(inp["node"]):
@@ -126,14 +129,10 @@ class Driver:
                 w.network.delay(match, inp["seconds"], times=inp.get("times"))
             else:
                 getattr(w.network, kind)(match, times=inp.get("times"))
-        elif kind in ("partition", "heal"):
-            try:
-                if kind == "partition":
-                    w.network.partition(inp["a"], inp["b"])
-                else:
-                    w.network.heal(inp.get("a"), inp.get("b"))
-            except ModelError as exc:  # a shrunk list can name a server whose add_bsc / move_psc it removed
-                raise InputRefused(str(exc)) from None
+        elif kind == "partition":
+            w.network.partition(inp["a"], inp["b"])
+        elif kind == "heal":
+            w.network.heal(inp.get("a"), inp.get("b"))
         elif kind == "crash":
             w.crash(inp["node"], lose=inp.get("lose", "volatile"))
         elif kind == "restart":
