@@ -266,7 +266,8 @@ class _ListFeed(_Feed):
 # --- one trace -----------------------------------------------------------------------------------
 
 
-_PROTOCOL_OF = {"datagram": "mqsd", "notification": "mqcn", "queue": "mqcn", "notify": "mqcn"}
+_PROTOCOL_OF = {"datagram": "mqsd", "notification": "mqcn", "queue": "mqcn", "notify": "mqcn",
+                "discover": "mqsd", "discovered": "mqsd"}
 #: the event kinds NodeReplay takes
 _REPLAYED = frozenset(("start", "crash", "clock", "client_request", "request_completed", "receive", "send", "timer",
                        "directory", "snapshot"))
@@ -316,7 +317,7 @@ class _TraceCheck:
         self.replays[name] = NodeReplay(decl, mode, window, frozenset(seen))
         mine = self.others[name] = {}
         if "mqsd" in decl:
-            mine["mqsd"] = replay_mqsd.replay_for(name, decl["mqsd"], mode, window)
+            mine["mqsd"] = replay_mqsd.replay_for(name, decl["mqsd"], mode, window, observes=frozenset(seen))
         if "mqcn" in decl:
             mine["mqcn"] = replay_mqcn.replay_for(name, decl["mqcn"], mode, window, node=decl, observes=frozenset(seen))
 

@@ -21,9 +21,7 @@ A reply's header Version and Reserved are compared as mqspec's policy, not as a 
 2.2.1 binds clients only ("MQSD servers MUST ignore this field"), so a reply that differs there
 alone is accepted, with a note saying ``policy: E-020``.
 
-An MQSD client (``"role": "client"``) is checked on what it sends: every TopologyClientRequest
-must decode under the strict codec (2.2.1 binds clients) and carry the declared EnterpriseID and
-SiteID (3.1.3, 3.1.5.1) and, when declared, the IPX network numbers; its RequestID is its own.
+An MQSD client (``"role": "client"``) is replayed by :mod:`mqspec.oracle.replay_mqsd_client`.
 """
 
 from __future__ import annotations
@@ -34,8 +32,8 @@ from mqspec.model import mqsd
 from mqspec.model.errors import DecodeError
 from mqspec.model.guid import Guid
 from mqspec.model.jsonform import to_json
-from mqspec.model.mqsd import DirectoryServiceServer, TopologyClientRequest, TopologyServerReply
-from mqspec.refimpl import mqsd_client, mqsd_server
+from mqspec.model.mqsd import DirectoryServiceServer, TopologyServerReply
+from mqspec.refimpl import mqsd_server
 from mqspec.refimpl.effects import Context, Mode
 from mqspec.refimpl.mqsd_effects import PacketDiscarded, SendReply, Transport
 from mqspec.wording import plural
@@ -208,66 +206,16 @@ class MqsdServerReplay:
             self.divergence = divergence
 
 
-class MqsdClientReplay:
-    """An MQSD client checked on the requests it sends (see the module docstring)."""
-
-    protocol = "mqsd"
-
-    def __init__(self, name: str, declaration: dict[str, Any], mode: Mode, window: int) -> None:
-        self.name = name
-        self.enterprise = Guid.parse(declaration["enterprise"])
-        self.site = Guid.parse(declaration["site"])
-        self.ipx = tuple(declaration["ipx_networks"]) if "ipx_networks" in declaration else None
-        self.checked = 0
-        self.divergence: Divergence | None = None
-        self.errata: set[str] = set()
-        self.notes: list[str] = []
-        self._clause = attribution.clause_of(mqsd_client.send_topology_client_request)
-
-    @property
-    def behavioural(self) -> bool:
-        return True
-
-    def owes_before(self, index: int) -> bool:
-        return False
-
-    def finish(self, end: int) -> None:
-        pass
-
-    def event(self, index: int, record: dict[str, Any]) -> None:
-        if self.divergence is not None or record["event"] != "datagram" or record["direction"] != "send":
-            return
-        self.checked += 1
-        try:
-            actual = mqsd.decode(bytes.fromhex(record["body"]))  # strict: 2.2.1 binds clients
-        except DecodeError as exc:
-            self.divergence = decode_divergence(self.name, index, record, exc)
-            return
-        if type(actual) is not TopologyClientRequest:
-            self.divergence = Divergence(index, self.name, "unexpected-output",
-                                         f"{self.name}, an MQSD client, sends a {type(actual).__name__}",
-                                         actual=to_json(actual), clause=self._clause)
-            return
-        wrong = [(f, x, a) for f, x, a in (
-            ("enterprise_id", str(self.enterprise), str(actual.enterprise_id)),
-            ("site_id", str(self.site), str(actual.site_id)),
-            *((("ipx_network_numbers", list(self.ipx), list(actual.ipx_network_numbers)),) if self.ipx is not None
-              else ())) if x != a]
-        if wrong:
-            self.divergence = Divergence(
-                index, self.name, "output-differs",
-                f"{self.name} sends a TopologyClientRequest with " + ", ".join(f"{f} {a}" for f, _, a in wrong)
-                + " (the declared " + ", ".join(f"{f} {x}" for f, x, _ in wrong) + ")",
-                expected={f: x for f, x, _ in wrong}, actual={f: a for f, _, a in wrong},
-                diff=tuple({"field": f, "expected": x, "actual": a} for f, x, a in wrong), clause=self._clause)
-
-
 def _same_host(expected: str | None, actual: str | None) -> bool:
     """Whether a reply went to the sender (unknown on either side: not compared)."""
     return expected is None or actual is None or expected.casefold() == actual.casefold()
 
 
-def replay_for(name: str, declaration: dict[str, Any], mode: Mode, window: int) -> Any:
-    """The replay of a node's ``mqsd`` declaration."""
-    cls = MqsdServerReplay if declaration["role"] == "server" else MqsdClientReplay
-    return cls(name, declaration, mode, window)
+def replay_for(name: str, declaration: dict[str, Any], mode: Mode, window: int, *,
+               observes: frozenset[str] = frozenset()) -> Any:
+    """The replay of a node's ``mqsd`` declaration (``observes``: the kinds the node logs)."""
+    if declaration["role"] == "server":
+        return MqsdServerReplay(name, declaration, mode, window)
+    from .replay_mqsd_client import MqsdClientReplay
+
+    return MqsdClientReplay(name, declaration, mode, window, observes=observes)

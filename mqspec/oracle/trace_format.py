@@ -50,7 +50,13 @@ Event kinds (I: an input the checker replays through the reference; O: an output
 ``snapshot``               a reading of (part of) the node's replication state: ``state`` as
                            :mod:`mqspec.oracle.state` describes; only the fields given are compared
 ``datagram``               an MS-MQSD packet (UDP): ``direction`` (send|receive), ``body``, ``from``,
-                           ``to``, ``transport``; sent packets are checked against the codec
+                           ``to``, ``transport``; sent packets are checked against the codec;
+                           format 2: ``network``, the network an MQSD client sent or received it on
+``discover``           I   format 2: Get Directory Server List (MS-MQSD 3.1.4.1) at an MQSD client:
+                           ``networks`` (NetworkAddressList, in order), ``ras`` (those that are
+                           Remote Access Service addresses)
+``discovered``         O   format 2: Get Directory Server List completed: ``result`` (success |
+                           failure), ``servers`` (DirectoryServerList), ``connected_networks``
 ``notification``           an MS-MQCN message body: ``direction``, ``body``, ``from``, ``to``, ``queue``;
                            format 2: ``timeout``, ``delivery``, ``class``, ``hash_algorithm``
                            (the Message attributes of 3.3.5.3), ``sender_id_type``, ``sender_id``,
@@ -80,10 +86,16 @@ MS-MQSD and MS-MQCN declarations (format 2), fields of a ``node`` declaration:
   datagram (or the ``window``-th next); a reply where the reference stays silent, a missing
   reply, a wrong field (CorrelationID, a server list in a same-site reply, the mask) or a wrong
   destination is a divergence naming 3.2.5 or 3.2.5.1.
-* ``"mqsd": {"role": "client", "enterprise": GUID, "site": GUID, "ipx_networks": [u32, ...]}``:
-  an MQSD client's request parameters (3.1.3, 3.1.5.1). Each request it sends must decode under
-  the strict codec (2.2.1 binds clients) and carry that EnterpriseID and SiteID (and IPX
-  network numbers, when given); its RequestID is its own choice.
+* ``"mqsd": {"role": "client", "enterprise": GUID, "site": GUID, "ipx_networks": [u32, ...],
+  "wait_for_response": s, "timer_slack": s}``: an MQSD client's request parameters (3.1.3,
+  3.1.5.1). Each request it sends must decode under the strict codec (2.2.1 binds clients) and
+  carry that EnterpriseID and SiteID (and IPX network numbers, when given). When the node
+  ``observes`` ``discover``, the client is replayed through the reference state machine of 3.1
+  on the trace clock: its requests (RequestID: a new GUID per discovery, then kept), the Wait
+  For Response Timer (``wait_for_response``, default 15 s, fires within ``timer_slack``, default
+  1 s: a retry too early or missing diverges, naming 3.1.6.1), what it does with each received
+  reply (3.1.5.2: a reply it MUST discard, such as a wrong CorrelationID, may lead to nothing)
+  and, when it observes ``discovered``, its completion and lists (3.1.4.1, 3.1.7.1, 3.1.7.2).
 * ``"mqcn": {"side": "directory" | "queue_manager", "version": 1 | 2}``: the MS-MQCN side the node
   runs and the Change Notification Message version it sends (directory side, 3.3.5) or
   processes (queue manager side, note <4>: ``version`` 1 means it processes only version 0x01).
@@ -150,7 +162,8 @@ DIRECTORY_OPERATIONS = ("create", "update", "delete", "read", "lookup", "reset1"
 #: the kinds a node can be said to "observe" (log); inputs and outputs of the checker
 INPUT_KINDS = ("start", "crash", "client_request", "receive", "timer")
 OUTPUT_KINDS = ("send", "request_completed", "directory")
-NODE_KINDS = (*INPUT_KINDS, *OUTPUT_KINDS, "clock", "snapshot", "datagram", "notification", "queue", "notify")
+NODE_KINDS = (*INPUT_KINDS, *OUTPUT_KINDS, "clock", "snapshot", "datagram", "notification", "queue", "notify",
+              "discover", "discovered")
 #: iOperation of MS-MQCN 3.3.4.1 Send Change Notification
 NOTIFY_OPERATIONS = ("QueueCreation", "QueueUpdate", "QueueDeletion", "QueueManagerUpdate")
 
@@ -199,6 +212,8 @@ MQSD_DECLARATION = Fields({
     "servers": Items(Text(pattern=SERVER_PATTERN),
                      description="a server's DirectoryServerList: NAME[:ip|ipx|ip+ipx] (IP when not given)"),
     "ipx_networks": Items(Integer(0, 0xFFFFFFFF), description="a client's IPX network numbers (2.2.2)"),
+    "wait_for_response": Number(lo=0, description="a client's Wait For Response Timer, s (3.1.2.1: 15)"),
+    "timer_slack": Number(lo=0, description="how far from its due time a client's timer may fire, s (default 1)"),
 }, required=("role", "enterprise", "site"), description="the node's MS-MQSD configuration (format 2)")
 MQCN_DECLARATION = Fields({
     "side": Choice(("directory", "queue_manager"), description="3.3 (sends) or 3.2 (receives)"),
@@ -299,7 +314,16 @@ EVENTS: dict[str, tuple[dict[str, Spec], tuple[str, ...]]] = {
     }, ("operation", "status")),
     "snapshot": ({"state": STATE}, ("state",)),
     "datagram": ({"direction": DIRECTION, "body": BODY, "from": OPT_TEXT, "to": OPT_TEXT,
-                  "transport": Choice(("ip", "ipx"))}, ("direction", "body")),
+                  "transport": Choice(("ip", "ipx")),
+                  "network": Text(description="an MQSD client's network the datagram went out or came in on")},
+                 ("direction", "body")),
+    "discover": ({"networks": Items(Text(), description="NetworkAddressList: the networks, in order"),
+                  "ras": Items(Text(), description="those of them that are Remote Access Service addresses")},
+                 ("networks",)),
+    "discovered": ({"result": Choice(("success", "failure")),
+                    "servers": Items(Text(), description="QueueManager.DirectoryServerList"),
+                    "connected_networks": Items(GUID, description="QueueManager.ConnectedNetworkIdentifierList")},
+                   ("result",)),
     "notification": ({"direction": DIRECTION, "body": BODY, "from": OPT_TEXT, "to": OPT_TEXT,
                       "queue": OPT_TEXT, **NOTIFICATION_SENDER}, ("direction", "body")),
     "notify": ({"operation": Choice(NOTIFY_OPERATIONS, description="iOperation"),
@@ -315,10 +339,11 @@ EVENTS: dict[str, tuple[dict[str, Spec], tuple[str, ...]]] = {
     "note": ({"text": Text()}, ()),
 }
 #: what format 1 lacks
-FORMAT_2_ONLY = frozenset({"queue", "notify"})
+FORMAT_2_ONLY = frozenset({"queue", "notify", "discover", "discovered"})
 #: events that happen at a node (they carry "node")
 AT_NODE = frozenset(("start", "crash", "clock", "client_request", "request_completed", "receive", "send",
-                     "timer", "directory", "snapshot", "datagram", "notification", "queue", "notify"))
+                     "timer", "directory", "snapshot", "datagram", "notification", "queue", "notify",
+                     "discover", "discovered"))
 COMMON: dict[str, Spec] = {
     "trace": Text(description="the trace id"),
     "format": Choice(READ_VERSIONS, description="the format version"),
@@ -330,8 +355,8 @@ _FIELDS = {kind: ({**COMMON, **fields}, ("trace", "format", "event", "t",
                                          *(("node",) if kind in AT_NODE else ()), *required))
            for kind, (fields, required) in EVENTS.items()}
 #: format 1: the same events without the format 2 additions
-_FIELDS_1 = {kind: ({k: v for k, v in fields.items() if k not in ("mqsd", "mqcn", *NOTIFICATION_SENDER)}
-                    if kind in ("node", "notification") else
+_FIELDS_1 = {kind: ({k: v for k, v in fields.items() if k not in ("mqsd", "mqcn", "network", *NOTIFICATION_SENDER)}
+                    if kind in ("node", "notification", "datagram") else
                     {**fields, "nodes": Items(Fields(NODE_FIELDS, NODE_REQUIRED))} if kind == "header" else fields,
                     required)
              for kind, (fields, required) in _FIELDS.items() if kind not in FORMAT_2_ONLY}
