@@ -121,7 +121,9 @@ class WorldDirectory:
             return None
         obj = store.find(guid=identifier, path_name=None if identifier is not None else path_name,
                          object_type=int(object_type))
-        return dict(obj.properties) if obj is not None else None
+        values = dict(obj.properties) if obj is not None else None
+        _observe(self.world, "read", str(server), values)
+        return values
 
     def queues_owned_by(self, server: str | Guid, owner: Guid, machine_name: str) -> Sequence[Guid]:
         store = self._store(server)
@@ -164,6 +166,7 @@ class NotifiedQueueManager:
                 authentication_level=getattr(msg, "authentication_level", 0), source_machine=msg.source_machine,
             )
             world.note("mqcn_receive", node=self.name, body=msg.body.hex(), **{"from": msg.source_machine})
+            _observe(world, "receive", self.name, received)
             self.run(world, lambda ctx, m=received: receive_change_notification(self.state, ctx, m, directory))
 
     def timer_fired(self, world: World, timer: TimerKey) -> None:
@@ -175,6 +178,7 @@ class NotifiedQueueManager:
         """Run one handler and perform its effects (timers on the World's scheduler, the rest traced)."""
         ctx = Context(self.name, self.mode, world.now)
         handler(ctx)
+        _observe(world, "handled", self.name, ctx.effects)
         for effect in ctx.effects:
             if type(effect) is StartTimer:
                 old = self._timers.pop(effect.timer, None)
@@ -197,6 +201,17 @@ def _trace(world: World, effect: object) -> None:
     fields = {f.name: _plain(getattr(effect, f.name)) for f in attrs.fields(type(effect))
               if f.name not in ("node", "message")}
     world.note("mqcn", node=getattr(effect, "node", ""), effect=type(effect).__name__, **fields)
+
+
+def _observe(world: World, event: str, node: str, detail: object) -> None:
+    """Show an MS-MQCN step to the World's observers that watch MS-MQCN (a ``mqcn`` method):
+    ``notify`` (iOperation, iDirectoryObject, the client), ``send`` (EnqueueNotification),
+    ``receive`` (the ReceivedMessage), ``read`` (what a Directory Read returned) and ``handled``
+    (a queue manager handler's effects). Used by the trace recorder (mqspec.oracle.record_mqcn)."""
+    for observer in world.observers:
+        hook = getattr(observer, "mqcn", None)
+        if hook is not None:
+            hook(world, event, node, detail)
 
 
 def _plain(value: object) -> object:
@@ -246,6 +261,7 @@ class Notifier:
             return
         client = self._client(qm)
         ctx = Context(node, self.mode or world.mode, world.now)
+        _observe(world, "notify", node, (operation, obj, client))
         send_change_notification(client, ctx, operation, obj)
         for effect in ctx.effects:
             if type(effect) is EnqueueNotification:
@@ -302,6 +318,7 @@ class Notifier:
     def _send(self, world: World, effect: EnqueueNotification) -> None:
         """Perform Enqueue Message: put the notification on the simulated network."""
         self.sent.append(effect)
+        _observe(world, "send", effect.node, effect)
         target = world.network.resolve(effect.format_name)
         if target is None:
             world.note("unsent", node=effect.node, why=f"no queue {effect.format_name}")

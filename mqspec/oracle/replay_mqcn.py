@@ -55,13 +55,16 @@ class _Expected:
 class MqcnQueueManagerReplay:
     """The receiving side (3.2): received notifications replayed, ``queue`` events matched."""
 
-    def __init__(self, name: str, declaration: dict[str, Any], mode: Mode, window: int) -> None:
+    def __init__(self, name: str, declaration: dict[str, Any], mode: Mode, window: int,
+                 node: dict[str, Any] | None = None) -> None:
         self.name = name
         self.mode = mode
         self.window = window
         version = declaration.get("version")
         options = ServerOptions(versions=(version,) if version is not None else (1, 2))
-        self.qm = QueueManager(name, Guid.from_name(f"mqcn:{name}"), options=options)
+        # QueueManager.Identifier: the node's, else one of mqspec's (3.2.5.1 / 3.2.5.2 compare a machine's to it)
+        identifier = Guid.parse(node["identifier"]) if node and "identifier" in node else Guid.from_name(f"mqcn:{name}")
+        self.qm = QueueManager(name, identifier, options=options)
         mqcn_server.server_initialization(self.qm, Context(name, mode, 0.0))
         self.directory = MappingDirectory({})
         self.pending: list[_Expected] = []
@@ -226,5 +229,5 @@ def replay_for(name: str, declaration: dict[str, Any], mode: Mode, window: int, 
         from .replay_mqcn_client import MqcnClientReplay
 
         return MqcnClientReplay(name, declaration, mode, window, node=node, observes=observes)
-    return MqcnQueueManagerReplay(name, declaration, mode, window)
+    return MqcnQueueManagerReplay(name, declaration, mode, window, node)
 

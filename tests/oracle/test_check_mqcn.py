@@ -229,3 +229,66 @@ def test_a_version_1_message_may_carry_the_updates_of_several_notifications():
     text = ds_trace(1, notify(CREATE, 1.0), notify(UPDATE, 1.0), sent(both, 1.0)).replace(
         '"header", "t": 0', '"header", "t": 0, "window": 1')
     assert check_text(text)[0].verdict == "conformant"
+
+
+# --- traces recorded from the simulated enterprise (refimpl/notify.py wiring) ---------------------
+
+
+def recorded_enterprise(version: int) -> str:
+    """Scenario 4.3's enterprise with queue manager C14: a queue created, updated, C14's quota changed,
+    the queue deleted, all through the directory; the MS-MQCN part recorded by MqcnRecorder."""
+    from pathlib import Path
+
+    from mqspec.model.propids import ObjectType
+    from mqspec.model.propvalue import Property
+    from mqspec.oracle.record_mqcn import MqcnRecorder
+    from mqspec.oracle.trace_format import TraceWriter, header
+    from mqspec.refimpl import scenario as sc
+    from mqspec.refimpl.mqds import ClientRequest
+    from mqspec.refimpl.notify import install_notifier
+    from mqspec.refimpl.scenario_run import MessageCounter, _Runner
+    from mqspec.refimpl.world import World, delete_request
+
+    scenario = sc.load(Path(__file__).resolve().parents[2] / "scenarios" / "4.3-creating-a-remote-queue.yaml")
+    world = World(mode=Mode.CLARIFIED)
+    _Runner(world, MessageCounter(), scenario).build()
+    lines: list[str] = []
+    write = TraceWriter("mqcn", lines.append)
+    write(header(source="tests: scenario 4.3 with C14"))
+    MqcnRecorder(world, write)
+    install_notifier(world, version=version)
+    world.add_queue_manager("C14", "site1")
+    P = {name: pdef.propid for name, pdef in PROPIDS.items()}
+    site = world.site_guid("site1")
+    queue, machine_type = ObjectType.MQDS_QUEUE, ObjectType.MQDS_MACHINE
+    world.client_request("BSC21", ClientRequest("create", queue, site, path_name="C14\\testq", properties=(
+        Property(P["PROPID_Q_LABEL"], "testq"), Property(P["PROPID_Q_QUOTA"], 1000))))
+    world.advance(30)
+    guid = world.nodes["PSC1"].directory.find(path_name="C14\\testq", object_type=queue).guid
+    world.client_request("BSC21", ClientRequest("update", queue, site, guid=guid, properties=(
+        Property(P["PROPID_Q_QUOTA"], 7),)))
+    world.advance(30)
+    machine = world.nodes["PSC1"].directory.find(path_name="C14", object_type=machine_type).guid
+    world.client_request("PSC1", ClientRequest("update", machine_type, site, guid=machine, properties=(
+        Property(P["PROPID_QM_QUOTA"], 5000),)))
+    world.advance(30)
+    delete_request(world, "BSC21", queue, site, guid=guid)
+    world.advance(30)
+    return "".join(lines)
+
+
+@covers("MS-MQCN", "3.3.4.1")
+def test_a_trace_recorded_from_the_reference_enterprise_conforms():
+    """Both sides of MS-MQCN recorded from the simulated enterprise (versions 0x01 and 0x02) are conformant."""
+    for version in (1, 2):
+        text = recorded_enterprise(version)
+        kinds = [json.loads(x)["event"] for x in text.splitlines()]
+        assert kinds.count("notify") == 4 and kinds.count("queue") >= 4, kinds
+        report = check_text(text)[0]
+        assert (report.verdict, report.divergence, report.notes) == ("conformant", None, ()), version
+        assert report.checked == len(kinds) - 1 - kinds.count("node")
+        # a queue manager that does not raise Delete Queue: the recorded trace without it diverges
+        lines = text.splitlines(keepends=True)
+        last = max(i for i, x in enumerate(lines) if '"operation":"delete"' in x and '"queue"' in x)
+        d = check_text("".join(lines[:last] + lines[last + 1:]))[0].divergence
+        assert (d.kind, d.node) == ("missing-output", "C14")
