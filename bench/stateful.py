@@ -18,7 +18,9 @@ that finds a violation is counted in ``violations`` (by invariant) and the next 
 ``--branches`` also reports which MC-MQDSRP handler branches the runs reached
 (:mod:`mqspec.proofs.explore.branches`: ``clauses_reached`` of ``clauses``, ``branches_reached`` of
 ``branches``) and, against the branches the handler vectors of the same mode reach,
-``vector_branches_missed`` and each one ``missed`` (line tracing makes the run a few times slower).
+``vector_branches_missed`` and each one ``missed``, apart from those no conforming enterprise can reach
+(``vector_branches_unreachable``, each ``unreachable`` with its reason:
+:data:`mqspec.proofs.explore.branches.UNREACHABLE`); line tracing makes the run a few times slower.
 
 The soak (issue 5: at least 1,000,000 steps in clarified mode without a violation) is
 
@@ -164,7 +166,8 @@ def main() -> None:
     lines = {tuple(line) for line in result.pop("reached_lines")}  # type: ignore[union-attr]
     if args.branches:
         reached = {b for b in branches.handler_branches() if (b.module, b.line) in lines}
-        result["branch_coverage"] = branches.summary(reached, branches.vector_reach(Mode(args.mode)))
+        result["branch_coverage"] = branches.summary(reached, branches.vector_reach(Mode(args.mode)),
+                                                     args.mode)
     result["wall_seconds"] = round(time.monotonic() - wall, 1)
     if args.json:
         print(json.dumps(result, indent=2))

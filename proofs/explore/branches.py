@@ -35,6 +35,9 @@ class Branch:
     function: str
     section: str | None  # the @clause section of the function, if it has one
     text: str  # the first statement's first line
+    #: the headers of the compound statements holding the block, outermost first, " / " between
+    #: ("orelse of if x:" for an else block): names a branch without its line number
+    where: str = attrs.field(default="", eq=False, order=False)
 
     def __str__(self) -> str:
         where = f"{self.section} " if self.section else ""
@@ -73,11 +76,30 @@ def module_branches(path: Path) -> list[Branch]:
             blocks.extend(getattr(node, f) for f in _BLOCKS if isinstance(getattr(node, f, None), list))
             if isinstance(node, ast.Try):
                 blocks.extend(h.body for h in node.handlers)
+        chains = _chains(fn.body, lines, ())
         for block in blocks:
             first = _first(block)
             if first is not None and _owner(fn, first) is fn:
-                found.append(Branch(path.name, first.lineno, fn.name, section, lines[first.lineno - 1].strip()))
+                found.append(Branch(path.name, first.lineno, fn.name, section, lines[first.lineno - 1].strip(),
+                                    " / ".join(chains.get(id(block), ()))))
     return sorted(set(found))
+
+
+def _chains(block: list[ast.stmt], lines: list[str], chain: tuple[str, ...]) -> dict[int, tuple[str, ...]]:
+    """For each block nested in ``block`` (not inside a nested function): the headers that hold it."""
+    out: dict[int, tuple[str, ...]] = {}
+    for node in block:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        header = lines[node.lineno - 1].strip()
+        inner = [(f, getattr(node, f)) for f in _BLOCKS if isinstance(getattr(node, f, None), list)]
+        if isinstance(node, ast.Try):
+            inner += [(f"handler {lines[h.lineno - 1].strip()}", h.body) for h in node.handlers]
+        for field, sub in inner:
+            label = header if field == "body" else f"{field} of {header}"
+            out[id(sub)] = (*chain, label)
+            out.update(_chains(sub, lines, (*chain, label)))
+    return out
 
 
 def _owner(fn: ast.FunctionDef, stmt: ast.stmt) -> ast.FunctionDef:
@@ -137,8 +159,101 @@ def vector_reach(mode: Any) -> set[Branch]:
     return reach.reached(handler_branches())
 
 
-def summary(reached: set[Branch], against: set[Branch] | None = None) -> dict[str, Any]:
-    """Clause and branch counts of ``reached``; with ``against``, the branches of it not reached."""
+@attrs.frozen
+class Unreachable:
+    """A branch the handler vectors reach (from a state they build) that no run of a conforming
+    enterprise can: where it is (module, function, the tail of its ``where`` and its first
+    statement), in which modes, and why."""
+
+    module: str
+    function: str
+    where: str
+    text: str
+    reason: str
+    modes: tuple[str, ...] = ("clarified",)
+
+    def matches(self, branch: Branch, mode: str) -> bool:
+        return (mode in self.modes and branch.module == self.module and branch.function == self.function
+                and branch.where.endswith(self.where) and branch.text == self.text)
+
+
+_STATES = ("between events a partition's PurgeState is NORMAL or SYNC0: Start Sync0 State (3.3.7.10) sets "
+           "STARTSYNC0 and then SYNC0 within the one event (the modelled reset cannot fail), and nothing sets "
+           "COMPLETESYNC0 (E-135)")
+_COMPLETING = ("no server sends CompleteSync0 COMPLETING in clarified mode: ChangeMissingWindow is MAX for as long as "
+               "a partition is in SYNC0 (Start Sync0 State sets it; 3.1.7.2.2, 3.1.7.2.4 and 3.2.7.1 change it only "
+               "in NORMAL or below a finite window), so every sync0 request asks To = MAX, which 3.2.7.3 answers "
+               "with To = LastSeqNumber: COMPLETED")
+_AUTHORITY = ("mqspec's [MS-MQDS] model (mqds.directory_client_request) raises Read Next Sequence Number and "
+              "Propagate Directory Change only at the partition's authority; elsewhere Change Remote Object")
+_SYNC_OPERATION = ("not modelled: no related protocol mqspec models raises a synchronize (0x03) Change Remote "
+                   "Object or Propagate Directory Change (directory clients create, update, delete: "
+                   "mqds.ClientRequest); sync changes travel only in Sync Replies (3.2.7.8, 3.3.7.5)")
+
+#: the branches the vectors reach that a conforming enterprise cannot (bench/stateful.py reports them
+#: apart from the missed ones, with their reason; a run that reaches one is reported too)
+UNREACHABLE: tuple[Unreachable, ...] = (
+    Unreachable("mqdsrp_client.py", "send_sync_request", "if partition.purge_state not in (PurgeState.NORMAL, PurgeState.SYNC0):",
+                "return", _STATES, ("clarified", "literal")),
+    Unreachable("mqdsrp_server.py", "receive_change_propagation", "if partition.purge_state is not PurgeState.NORMAL:",
+                "continue", _STATES),
+    Unreachable("mqdsrp_client.py", "complete_sync0_state",
+                "if partition.purge_state not in (PurgeState.SYNC0, PurgeState.COMPLETESYNC0):", "return",
+                "its only caller, Receive Sync Reply (3.3.7.5), raises it only for a partition in SYNC0",
+                ("clarified", "literal")),
+    Unreachable("mqdsrp_client.py", "start_sync0_state",
+                "if partition.last_seq_number >= purged_seq_number or partition.purged_seq_number >= purged_seq_number:",
+                "return", "its only caller, Receive Already Purged (3.3.7.7), returns on the same two tests first",
+                ("clarified", "literal")),
+    Unreachable("mqdsrp_client.py", "receive_sync_reply", "orelse of if sync0_state == CompleteSync0.COMPLETED:",
+                "elif sync0_state == CompleteSync0.COMPLETING:", _COMPLETING),
+    Unreachable("mqdsrp_client.py", "receive_sync_reply", "elif sync0_state == CompleteSync0.COMPLETING:",
+                "send_sync_request(qm, ctx, partition)", _COMPLETING),
+    Unreachable("mqdsrp_server.py", "receive_sync_request", "elif to_seq != partition.last_seq_number:",
+                "complete = CompleteSync0.COMPLETING", _COMPLETING),
+    Unreachable("mqdsrp_common.py", "propagate_directory_change",
+                "orelse of elif qm.is_psc and qm.my_site_partition is not None and partition_id == qm.my_site_partition.partition_id:",
+                "return", _AUTHORITY, ("clarified", "literal")),
+    Unreachable("mqdsrp_common.py", "read_next_sequence_number",
+                "orelse of elif qm.is_psc and qm.my_site_partition is not None and partition_id == qm.my_site_partition.partition_id:",
+                "return MIN_SEQ_NUMBER", _AUTHORITY, ("clarified", "literal")),
+    Unreachable("mqdsrp_common.py", "receiving_replication_messages",
+                "if operation == Operation.CHANGE_REQUEST: / handler except DecodeError: of try:", "return",
+                "a Nack carries the body of a message its sender sent and asked acknowledgments for; servers "
+                "send only ChangeRequests that decode (the explorer's raw `send` asks for none)",
+                ("clarified", "literal")),
+    Unreachable("mqdsrp_server.py", "receive_sync_request", "if deleted.identifier is None:",
+                "continue  # literal: a tombstone without an Identifier cannot be encoded (E-108)",
+                "clarified Handle Directory Delete records a tombstone only with its object's GUID (E-108)"),
+    Unreachable("mqdsrp_objects.py", "handle_enterprise_update",
+                "if new_pec_name is not None and new_pec_name != partition.authority_name:",
+                "partition.authority_name = new_pec_name  # type: ignore[assignment]",
+                "not modelled: moving the PEC to another machine (the handover of E-313 moves a site's PSC); every "
+                "replica's enterprise partition names the PEC from initialization (3.1.3.1) on",
+                ("clarified", "literal")),
+    Unreachable("mqdsrp_server.py", "receive_change_request", "orelse of elif change.command is Command.DELETE:",
+                "elif change.command is Command.SYNC:", _SYNC_OPERATION, ("clarified", "literal")),
+    Unreachable("mqdsrp_server.py", "receive_change_request", "elif change.command is Command.SYNC:",
+                "change_result, _ = handle_directory_sync(qm, ctx, my_partition, object_type_value, path_name, guid,",
+                _SYNC_OPERATION, ("clarified", "literal")),
+    Unreachable("mqdsrp_common.py", "propagate_directory_change", "orelse of elif operation == 0x02:",
+                "elif operation == 0x03:", _SYNC_OPERATION, ("clarified", "literal")),
+    Unreachable("mqdsrp_common.py", "propagate_directory_change", "elif operation == 0x03:",
+                "sync_type = object_type if ctx.clarified else second_value(properties)", _SYNC_OPERATION,
+                ("clarified", "literal")),
+    Unreachable("mqdsrp_common.py", "propagate_directory_change", "elif operation == 0x03: / if ctx.clarified:  # clarification E-100",
+                "status = r_status", _SYNC_OPERATION),
+)
+
+
+def unreachable_reason(branch: Branch, mode: str) -> str | None:
+    """Why ``branch`` cannot run in a conforming enterprise in ``mode`` (None: it can)."""
+    return next((u.reason for u in UNREACHABLE if u.matches(branch, mode)), None)
+
+
+def summary(reached: set[Branch], against: set[Branch] | None = None, mode: str = "clarified") -> dict[str, Any]:
+    """Clause and branch counts of ``reached``; with ``against``, the branches of it not reached: those
+    :data:`UNREACHABLE` names for ``mode`` (with their reason) apart from the ``missed`` ones."""
     branches = handler_branches()
     clauses = {b.section for b in branches if b.section}
     out: dict[str, Any] = {
@@ -146,7 +261,13 @@ def summary(reached: set[Branch], against: set[Branch] | None = None) -> dict[st
         "clauses": len(clauses), "clauses_reached": len({b.section for b in reached if b.section}),
     }
     if against is not None:
-        missed = sorted(against - reached)
+        not_reached = sorted(against - reached)
+        reasons = {b: unreachable_reason(b, mode) for b in not_reached}
+        missed = [b for b in not_reached if reasons[b] is None]
         out.update(vector_branches=len(against), vector_branches_missed=len(missed),
-                   missed=[str(b) for b in missed])
+                   missed=[str(b) for b in missed],
+                   vector_branches_unreachable=len(not_reached) - len(missed),
+                   unreachable=[f"{b}: unreachable: {reasons[b]}" for b in not_reached if reasons[b] is not None],
+                   # a branch said to be unreachable that a run reached: the reason is wrong
+                   reached_unreachable=[str(b) for b in sorted(reached) if unreachable_reason(b, mode)])
     return out
