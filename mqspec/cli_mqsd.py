@@ -225,9 +225,11 @@ def serve(host: str, port_text: str, enterprise_text: str | None, site_text: str
 @click.option("--timeout", type=Seconds(min=0.001, max=3600.0), default=15.0, show_default=True,
               metavar="S", help="The Wait For Response Timer, in seconds (3.1.2.1).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False, writable=True), metavar="FILE",
+              help="Also write the run as a trace (format 2) that `mqspec check` replays.")
 @MODE_OPTION
 def discover(to_texts: tuple[str, ...], enterprise_text: str | None, site_text: str | None, timeout: float,
-             as_json: bool, mode: str) -> None:
+             as_json: bool, trace_path: str | None, mode: str) -> None:
     """Run the MS-MQSD client (Get Directory Server List) over UDP and print the lists it obtained."""
     from mqspec.mqsd_net import MQSD_PORT, Network, local_broadcast_addresses
     from mqspec.mqsd_net import discover as run_discovery
@@ -245,11 +247,14 @@ def discover(to_texts: tuple[str, ...], enterprise_text: str | None, site_text: 
 
     client = MqsdClient(enterprise_identifier=enterprise, site_identifier=site, wait_for_response_timeout=timeout)
     notes: list[str] = []
+    events: list[dict[str, Any]] = []
     try:
-        outcome = run_discovery(client, networks, mode=Mode(mode), log=notes.append)
+        outcome = run_discovery(client, networks, mode=Mode(mode), log=notes.append, record=events.append)
     except OSError as exc:
         click.echo(f"mqspec: error: {exc}", err=True)
         sys.exit(1)
+    if trace_path is not None:
+        _write_discovery_trace(trace_path, events, enterprise, site, timeout, mode)
     result = outcome.result
     success = outcome.success
     report = {
@@ -273,6 +278,24 @@ def discover(to_texts: tuple[str, ...], enterprise_text: str | None, site_text: 
         if report["last_successful_network_address"]:
             click.echo(f"via network: {report['last_successful_network_address']}")
     sys.exit(0 if success else 1)
+
+
+def _write_discovery_trace(path: str, events: list[dict[str, Any]], enterprise: Guid, site: Guid, timeout: float,
+                           mode: str) -> None:
+    """The run of ``discover`` as a trace: the client declared, its events; one stderr line and exit 2 on failure."""
+    from mqspec.oracle.trace_format import TraceWriter, header
+
+    node = {"name": "mqsd-client", "observes": ["discover", "datagram", "discovered"],
+            "mqsd": {"role": "client", "enterprise": str(enterprise), "site": str(site),
+                     "wait_for_response": timeout, "timer_slack": min(1.0, timeout / 2)}}
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            write = TraceWriter("mqsd-discover", f.write)
+            write(header(source="mqspec mqsd discover", mode=mode, nodes=[node]))
+            for event in events:
+                write(event)
+    except OSError as exc:
+        _fail("error", f"cannot write the trace {path}: {exc.strerror or exc}")
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m mqspec.cli_mqsd` before cli.py adds the group

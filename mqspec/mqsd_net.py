@@ -375,14 +375,18 @@ def discover(
     new_guid: Callable[[], Guid] = random_guid,
     max_seconds: float | None = None,
     log: Callable[[str], None] | None = None,
+    record: Callable[[dict[str, Any]], object] | None = None,
 ) -> DiscoveryOutcome:
     """Run Get Directory Server List (3.1.4.1) over one UDP socket per network, until it completes.
 
     The run is bounded by ``max_seconds`` (by default twice the Wait For Response Timer per
     network, plus one timer: the longest a conformant run takes is two timer periods per network,
-    case (D) of 3.1.5.2 restarting the timer once).
+    case (D) of 3.1.5.2 restarting the timer once). ``record`` receives the run as trace events
+    of ``node`` (:mod:`mqspec.oracle.trace_format`): ``discover``, each ``datagram`` sent and
+    received (with its ``network``), and ``discovered``; ``t`` counts from the start.
     """
     log = log or (lambda _line: None)
+    note = record or (lambda _event: None)
     timeout = client.wait_for_response_timeout
     bound = max_seconds if max_seconds is not None else timeout * (2 * len(networks) + 1) + 1.0
     t0 = time.monotonic()
@@ -404,6 +408,9 @@ def discover(
                     try:
                         sock.sendto(effect.data, destination)
                         outcome.requests += 1
+                        note({"event": "datagram", "t": round(now(), 6), "node": node, "direction": "send",
+                              "body": effect.data.hex(), "to": format_address(destination),
+                              "network": effect.network.name})
                     except OSError as exc:
                         # the client's text has no send-error rule: the request is lost, the timer runs
                         outcome.send_errors += 1
@@ -415,6 +422,10 @@ def discover(
                 log(f"reply discarded: {effect.reason.value}: {effect.detail}")
             elif kind is DirectoryServerListResult and outcome.result is None:
                 outcome.result = effect
+                note({"event": "discovered", "t": round(now(), 6), "node": node,
+                      "result": "success" if effect.success else "failure",
+                      "servers": list(effect.directory_server_list),
+                      "connected_networks": [str(g) for g in effect.connected_network_identifier_list]})
 
     def run(handler: Callable[..., None], *args: Any) -> None:
         ctx = Context(node, mode, now())
@@ -431,6 +442,9 @@ def discover(
             sock.bind(("127.0.0.1" if loopback else "", 0))
             sock.setblocking(False)
             selector.register(sock, selectors.EVENT_READ, n.address)
+        note({"event": "discover", "t": round(now(), 6), "node": node, "networks": [n.address.name for n in networks],
+              **({"ras": [n.address.name for n in networks if n.address.ras]} if any(n.address.ras for n in networks)
+                 else {})})
         run(get_directory_server_list, [n.address for n in networks], new_guid)
         while outcome.result is None:
             due = timer.next_due()
@@ -444,12 +458,14 @@ def discover(
             wait = min(left, max(0.0, due - now()))
             for key, _events in selector.select(wait):
                 try:
-                    data, _sender = key.fileobj.recvfrom(MAX_DATAGRAM)  # type: ignore[union-attr]
+                    data, sender = key.fileobj.recvfrom(MAX_DATAGRAM)  # type: ignore[union-attr]
                 except (BlockingIOError, InterruptedError):
                     continue
                 except OSError as exc:  # e.g. an ICMP port-unreachable reported on the socket
                     log(f"receive error on {key.data}: {exc}")
                     continue
+                note({"event": "datagram", "t": round(now(), 6), "node": node, "direction": "receive",
+                      "body": data.hex(), "from": format_address(sender), "network": key.data.name})
                 run(receive_topology_server_reply, data, key.data)
                 if outcome.result is not None:
                     break

@@ -207,3 +207,40 @@ def test_a_client_without_discover_events_is_checked_on_its_requests_only():
     """A client that does not log discover is checked at request level: its declared EnterpriseID and SiteID."""
     events = [e for e in reference_run(["net1", "net2"], only_on("net2", same_site)) if e["event"] == "datagram"]
     assert check_text(trace(*events, observes=("datagram",)))[0].verdict == "conformant"
+
+
+# --- a trace of the reference client over real UDP sockets (mqspec mqsd discover --trace) ----------
+
+
+def test_a_discover_trace_over_real_sockets_conforms_and_an_early_retry_does_not(tmp_path):
+    """`mqspec mqsd discover --trace` against a silent network and a local-site server writes a trace that
+    `mqspec check` finds conformant; the same trace with the retry moved 0.4 s early names 3.1.6.1."""
+    import socket
+
+    from click.testing import CliRunner
+
+    from mqspec.cli import main
+    from mqspec.mqsd_net import UdpResponder
+    from mqspec.refimpl.mqsd_server import MqsdServer
+
+    path = tmp_path / "discover.ndjson"
+    responder = UdpResponder(MqsdServer(ENTERPRISE, SITE, (), (NETWORK,)), "127.0.0.1", 0).start()
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as silent:
+            silent.bind(("127.0.0.1", 0))
+            done = CliRunner().invoke(main, [
+                "mqsd", "discover", "--to", f"127.0.0.1:{silent.getsockname()[1]}", "--to",
+                f"127.0.0.1:{responder.address[1]}", "--enterprise", str(ENTERPRISE), "--site", str(SITE),
+                "--timeout", "0.5", "--trace", str(path)])
+    finally:
+        responder.shutdown()
+    assert done.exit_code == 0, done.output
+    text = path.read_text()
+    r = check_text(text)[0]
+    assert (r.verdict, r.divergence) == ("conformant", None)
+    events = [json.loads(x) for x in text.splitlines()]
+    assert [e["event"] for e in events] == ["header", "discover", "datagram", "datagram", "datagram", "discovered"]
+    retry = 3
+    early = [{**e, "t": max(e["t"] - 0.4, events[2]["t"])} if i >= retry else e for i, e in enumerate(events)]
+    d = check_text("".join(json.dumps(e) + "\n" for e in early))[0].divergence
+    assert (d.kind, d.clause.section, d.index) == ("unexpected-output", "3.1.6.1", retry)
