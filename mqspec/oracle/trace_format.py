@@ -104,7 +104,8 @@ MS-MQSD and MS-MQCN declarations (format 2), fields of a ``node`` declaration:
   message the reference sends must follow: to NOTIFY_QUEUE_PRIVATE of the owner (``queue``), with
   the fields of 3.3.5.1 / 3.3.5.2 and the Message attributes of 3.3.5.3 the event gives
   (``directory_service``, default the node's name, is the DomainController of version 0x02; the
-  node's ``identifier`` is the SenderIdentifier and GuidMasterId of version 0x01). A queue manager
+  node's ``identifier`` is the SenderIdentifier and GuidMasterId of version 0x01; without a
+  ``version`` the replay expects 0x01, a directory service's). A queue manager
   side's received notifications are replayed through 3.2.5 and its ``queue`` events (the
   [MS-MQDMPR] Create/Update/Delete Queue and queue manager updates it raised) are compared with
   the reference's. A version 0x02 message is replayed only with its ``read`` (the directory's

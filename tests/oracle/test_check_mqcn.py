@@ -197,7 +197,9 @@ def test_a_create_without_a_required_propid_or_with_the_ads_path_breaks_3_3_5_2(
     assert (d.clause.section, d.diff[0]["field"]) == ("3.3.5.2", "updates[0].properties.PROPID_Q_ADS_PATH")
     # an additional property is accepted (note <11>)
     extra = _create_update(add=("PROPID_Q_MULTICAST_ADDRESS", "234.1.1.1:8001"))
-    assert ds_verdict(1, notify(CREATE, 1.0), sent(extra, 1.0)).verdict == "conformant"
+    report = ds_verdict(1, notify(CREATE, 1.0), sent(extra, 1.0))
+    assert report.verdict == "conformant" and "PROPID_Q_MULTICAST_ADDRESS" in report.notes[0]
+    assert "note <11>" in report.notes[0]
 
 
 @covers("MS-MQCN", "3.3.5.1")
@@ -292,3 +294,11 @@ def test_a_trace_recorded_from_the_reference_enterprise_conforms():
         last = max(i for i, x in enumerate(lines) if '"operation":"delete"' in x and '"queue"' in x)
         d = check_text("".join(lines[:last] + lines[last + 1:]))[0].divergence
         assert (d.kind, d.node) == ("missing-output", "C14")
+
+
+def test_a_directory_side_without_a_declared_version_is_replayed_as_a_directory_service():
+    """With no declared version the replay expects version 0x01 (2.2.4, a directory service): a 0x02 message diverges."""
+    body = reference_sends(2, CREATE)[0]
+    text = ds_trace(1, notify(CREATE, 1.0), sent(body, 1.0, version=2)).replace(', "version": 1}', "}")
+    d = check_text(text)[0].divergence
+    assert (d.kind, d.diff[0]["field"], d.clause.section) == ("output-differs", "version", "3.3.4.1")
