@@ -73,7 +73,7 @@ def move_psc(world: World, site: str, new: str) -> str:
     del world.nodes[old]
     del world.up[old]
     qm = world.add_node(new, Role.PSC, site, pec)
-    _take_over(qm, old_qm)
+    take_over(qm, old_qm)
     for other in world.nodes.values():
         if other.is_bsc and other.site_identifier == qm.site_identifier:
             # how a BSC learns its PSC's name before it has the site partition is implementation-
@@ -93,8 +93,11 @@ def move_psc(world: World, site: str, new: str) -> str:
     return old
 
 
-def _take_over(qm: QueueManager, old: QueueManager) -> None:
-    """Give ``qm`` the old PSC's persisted replication state and directory; it owns the site partition."""
+def take_over(qm: QueueManager, old: QueueManager) -> None:
+    """Give ``qm`` the old PSC's persisted replication state and directory; it owns the site partition.
+
+    A recorded trace declares what this transfers (a ``handover`` event, :mod:`mqspec.oracle.handover`).
+    """
     qm.partitions = copy.deepcopy(old.partitions)
     qm.psc_neighbors = copy.deepcopy(old.psc_neighbors)
     qm.bsc_neighbors = copy.deepcopy(old.bsc_neighbors)

@@ -270,7 +270,9 @@ _PROTOCOL_OF = {"datagram": "mqsd", "notification": "mqcn", "queue": "mqcn", "no
                 "discover": "mqsd", "discovered": "mqsd"}
 #: the event kinds NodeReplay takes
 _REPLAYED = frozenset(("start", "crash", "clock", "client_request", "request_completed", "receive", "send", "timer",
-                       "directory", "snapshot"))
+                       "directory", "snapshot", "handover"))
+#: what a node's replay again (to attribute a divergence) takes: its inputs, outputs and handovers
+_AGAIN = frozenset((*INPUT_KINDS, *OUTPUT_KINDS, "handover"))
 
 
 class _TraceCheck:
@@ -315,6 +317,7 @@ class _TraceCheck:
         observes = decl.get("observes", self.default_observes)
         seen = observes if observes is not None else self.kinds.get(name, set())
         self.replays[name] = NodeReplay(decl, mode, window, frozenset(seen))
+        self.replays[name].peers = self.replays
         mine = self.others[name] = {}
         if "mqsd" in decl:
             mine["mqsd"] = replay_mqsd.replay_for(name, decl["mqsd"], mode, window, observes=frozenset(seen))
@@ -486,7 +489,7 @@ def _attribute_state(feed: _Feed, replay: NodeReplay, divergence: Divergence, mo
     from .state import reference_value
 
     field = divergence.diff[0]["field"] if divergence.diff else ""
-    kinds = frozenset((*INPUT_KINDS, *OUTPUT_KINDS))
+    kinds = _AGAIN
 
     def mine() -> Iterator[tuple[int, dict[str, Any]]]:
         for i, _, record in feed.events(until=divergence.index):
@@ -522,7 +525,7 @@ def _attribute_unexpected(feed: _Feed, replay: NodeReplay, divergence: Divergenc
                           window: int) -> Divergence:
     """Name the rule that decided to make no such output: the node is replayed again up to the
     input it answers, and that input once more under :class:`~mqspec.oracle.attribution.DecisionWatch`."""
-    kinds = frozenset((*INPUT_KINDS, *OUTPUT_KINDS))
+    kinds = _AGAIN
     again = NodeReplay(replay.decl, mode, window, replay.observes)
     watch = attribution.DecisionWatch()
     for i, _, record in feed.events(until=divergence.cause + 1):

@@ -88,7 +88,7 @@ class Divergence:
 
     index: int  # the trace event the divergence is reported at
     node: str
-    kind: str  # output-differs | unexpected-output | missing-output | state | decode | input | reference-error
+    kind: str  # output-differs | unexpected-output | missing-output | state | decode | input | handover | ...
     summary: str
     expected: Any = None
     actual: Any = None
@@ -142,6 +142,8 @@ class NodeReplay:
         self.divergence: Divergence | None = None
         self.errata: set[str] = set()
         self.watch: attribution.FieldWatch | attribution.DecisionWatch | None = None
+        #: the trace's other replays by name (a handover compares with the old PSC's state)
+        self.peers: dict[str, NodeReplay] = {}
 
     # --- events ---------------------------------------------------------------------------------
 
@@ -442,6 +444,12 @@ class NodeReplay:
                 expected=first.expected, actual=first.actual, diff=tuple(d.to_json() for d in diffs),
                 clause=self._entry_of_last_input(), cause=self.last_input[0] if self.last_input else None))
 
+    def on_handover(self, index: int, record: dict[str, Any]) -> None:
+        if self.behavioural:
+            from .handover import take  # modelling E-313: the new PSC takes over, a BSC learns its name
+
+            take(self, index, record)
+
     def on_ignore(self, index: int, record: dict[str, Any]) -> None:
         pass
 
@@ -633,6 +641,7 @@ _HANDLERS: dict[str, Callable[[NodeReplay, int, dict[str, Any]], None]] = {
     "timer": NodeReplay.on_timer,
     "directory": NodeReplay.on_directory,
     "snapshot": NodeReplay.on_snapshot,
+    "handover": NodeReplay.on_handover,
     "datagram": NodeReplay.on_ignore,  # the checker takes these itself (codec level)
     "notification": NodeReplay.on_ignore,
 }

@@ -72,6 +72,10 @@ Event kinds (I: an input the checker replays through the reference; O: an output
 ``queue``              O   format 2: an [MS-MQDMPR] event an MS-MQCN queue manager side raised:
                            ``operation`` (create | update | delete | update_queue_manager),
                            ``identifier`` (the queue GUID), ``attributes`` (those an update set)
+``handover``               format 2: a site's PSC moved to another machine (modelling E-313):
+                           ``site``, ``old`` (the old PSC) and, at the new PSC, ``state``, what
+                           it takes over, or, at a BSC of the site, ``new``, the new PSC's
+                           name, its configured PSC from now on (below)
 ``note``                   free text (``text``), ignored
 =====================  ==  ===============================================================
 
@@ -112,8 +116,14 @@ MS-MQSD and MS-MQCN declarations (format 2), fields of a ``node`` declaration:
   answer the queue manager got; 3.2.5.2); without it the node's later queue events are not
   compared.
 
+A PSC handover (format 2): when a site's PSC moves to another machine, the new machine takes over the
+old PSC's persisted replication state and directory, and the site's BSCs are configured with its name;
+no input explains that, so the trace declares it, one ``handover`` event per server concerned, after the
+new PSC's declaration and before its first ``start`` (:mod:`mqspec.oracle.handover` gives the ``state``
+and what ``mqspec check`` verifies of it).
+
 Versions: ``"format": 1`` lines are read as they always were (the ``mqsd``/``mqcn`` declarations
-and the ``queue`` event are format 2 only); mqspec writes format 2.
+and the ``queue`` and ``handover`` events are format 2 only); mqspec writes format 2.
 
 Partial traces are first-class: a trace may cover only some servers (undeclared events are an
 error; declared servers without events are simply not checked), log only some kinds (a kind a
@@ -265,6 +275,38 @@ NOTIFICATION_SENDER: dict[str, Spec] = {
                               "(the object's properties; null: not found)"),
 }
 
+#: format 2: a PSC handover (mqspec.oracle.handover), the state a new PSC takes over, whole
+_SEQ = Integer(0, (1 << 64) - 1, description="a SEQUENCE_NUMBER (2.2.2)")
+_HANDOVER_PARTITION = Fields({
+    "partition": GUID, "authority": Text(description="DirectoryPartition.AuthorityName"),
+    "last_seq": _SEQ, "purged_seq": _SEQ, "allowed_purge_seq": _SEQ,
+    "purge_state": Choice(PURGE_STATES),
+}, required=("partition", "authority", "last_seq", "purged_seq", "allowed_purge_seq", "purge_state"))
+_HANDOVER_NEIGHBOR = Fields({
+    "name": Text(description="DirectoryNeighbor.MachineName"), "partition": GUID, "acked_seq": _SEQ,
+    "acked_pec_seq": _SEQ, "acked_time": Number(description="LastAckedTime, trace clock seconds"),
+}, required=("name", "partition", "acked_seq", "acked_pec_seq", "acked_time"))
+HANDOVER_STATE = Fields({
+    "partitions": Items(_HANDOVER_PARTITION, description="DirectoryPartitionCollection (persisted attributes)"),
+    "psc_neighbors": Items(_HANDOVER_NEIGHBOR, description="PSCNeighborCollection (persisted attributes)"),
+    "bsc_neighbors": Items(_HANDOVER_NEIGHBOR, description="BSCNeighborCollection (persisted attributes)"),
+    "tombstones": Items(Fields({"guid": OPT_GUID, "partition": GUID, "seq": _SEQ, "type": Integer(0),
+                                "scope": Integer(0)}, required=("guid", "partition", "seq", "type", "scope")),
+                        description="DeletedObjectCollection"),
+    "objects": Items(Fields({
+        "guid": GUID, "type": Integer(1, 0xFFFF), "path": OPT_TEXT, "partition": GUID, "seq": _SEQ,
+        "properties": Items(PROPERTY, description="by PROPID, less the identity, partition, sequence and path"),
+    }, required=("guid", "type", "path", "partition", "seq", "properties")),
+        description="the directory's objects, by GUID"),
+}, required=("partitions", "psc_neighbors", "bsc_neighbors", "tombstones", "objects"),
+    description="at the new PSC (node): what it takes over")
+HANDOVER_FIELDS: dict[str, Spec] = {
+    "site": Text(pattern=GUID_PATTERN, description="the site whose PSC moved"),
+    "old": Text(description="the old PSC's machine name"),
+    "new": Text(description="at a BSC of the site: the new PSC's machine name, its configured PSC from now on"),
+    "state": HANDOVER_STATE,
+}
+
 #: event kind -> (fields other than the common ones, required ones)
 EVENTS: dict[str, tuple[dict[str, Spec], tuple[str, ...]]] = {
     "header": ({
@@ -337,14 +379,15 @@ EVENTS: dict[str, tuple[dict[str, Spec], tuple[str, ...]]] = {
     "queue": ({"operation": Choice(QUEUE_OPERATIONS), "identifier": OPT_GUID,
                "attributes": Items(Text(), description="the attributes an update changed")},
               ("operation",)),
+    "handover": (HANDOVER_FIELDS, ("site", "old")),
     "note": ({"text": Text()}, ()),
 }
 #: what format 1 lacks
-FORMAT_2_ONLY = frozenset({"queue", "notify", "discover", "discovered"})
+FORMAT_2_ONLY = frozenset({"queue", "notify", "discover", "discovered", "handover"})
 #: events that happen at a node (they carry "node")
 AT_NODE = frozenset(("start", "crash", "clock", "client_request", "request_completed", "receive", "send",
                      "timer", "directory", "snapshot", "datagram", "notification", "queue", "notify",
-                     "discover", "discovered"))
+                     "discover", "discovered", "handover"))
 COMMON: dict[str, Spec] = {
     "trace": Text(description="the trace id"),
     "format": Choice(READ_VERSIONS, description="the format version"),
@@ -409,7 +452,9 @@ def validate(record: Any, path: str = "<trace>", line: int = 0) -> dict[str, Any
     if not _FAST[version][kind](record):
         bad = check_fields(record, *entry)
         raise TraceError(path, line, *(bad or ("(line)", "is not a valid trace line")))
-    if kind in ("header", "node"):
+    if kind == "handover":
+        _check_handover(record, path, line)
+    elif kind in ("header", "node"):
         for i, node in enumerate(record.get("nodes", ())) if kind == "header" else [(None, record)]:
             _check_declaration(node, path, line, "" if i is None else f"nodes[{i}].")
     return record
@@ -420,6 +465,14 @@ def _check_declaration(node: dict[str, Any], path: str, line: int, prefix: str) 
         for name in ("site", "pec"):
             if name not in node:
                 raise TraceError(path, line, f"{prefix}{name}", "is required when a role is given")
+
+
+def _check_handover(record: dict[str, Any], path: str, line: int) -> None:
+    # at the new PSC (node) the state it takes over; at a BSC of the site the new PSC's name
+    if "state" in record and "new" in record:
+        raise TraceError(path, line, "new", "is given at a BSC only (at the new PSC, node names it)")
+    if "state" not in record and "new" not in record:
+        raise TraceError(path, line, "state", "is required at the new PSC (or new, at a BSC of the site)")
 
 
 def read_lines(path: str | Path, text: str | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -502,6 +555,10 @@ def schema() -> dict[str, Any]:
         defs[name]["allOf"] = [role_rule]
     for name in ("header", "header-format-1"):
         defs[name]["properties"]["nodes"]["items"]["allOf"] = [role_rule]
+    # a handover gives state (at the new PSC) or new (at a BSC), never both (_check_handover)
+    defs["handover"]["if"] = {"required": ["state"]}
+    defs["handover"]["then"] = {"properties": {"new": False}}
+    defs["handover"]["else"] = {"required": ["new"]}
     format_1 = {"properties": {"format": {"const": 1}}, "required": ["format"]}
     rules: list[dict[str, Any]] = []
     for kind in EVENTS:

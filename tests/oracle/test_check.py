@@ -60,14 +60,7 @@ def verdict(trace: str | list[dict]):
 LARGE = ("4.4-deleting-a-queue", "4.5-full-partition-sync")
 
 
-#: a PSC handover (move_psc, modelling E-313) gives the new PSC state no input of the trace explains
-HANDOVER = pytest.mark.skip(reason="the new PSC of a move_psc starts from the old one's state (E-313), "
-                            "which the trace format does not carry")
-
-
 def _marks(path):
-    if "move_psc:" in path.read_text(encoding="utf-8"):
-        return [HANDOVER]
     return [pytest.mark.slow] if path.stem in LARGE else []
 
 

@@ -59,6 +59,16 @@ def recorded() -> list[dict[str, Any]]:
                "connected_networks": [GUID]},
               {**HEAD, "event": "notify", "t": 1e6, "node": "DS1", "operation": "QueueUpdate", "identifier": GUID,
                "owner": GUID, "properties": [{"propid": "PROPID_Q_QUOTA", "value": 5}], "modified": ["PROPID_Q_QUOTA"]},
+              {**HEAD, "event": "handover", "t": 1e6, "node": "PSC1b", "site": GUID, "old": "PSC1", "state": {
+                  "partitions": [{"partition": GUID, "authority": "PSC1b", "last_seq": 2, "purged_seq": 0,
+                                  "allowed_purge_seq": 0, "purge_state": "NORMAL"}],
+                  "psc_neighbors": [{"name": "PEC0", "partition": GUID, "acked_seq": 0, "acked_pec_seq": 0,
+                                     "acked_time": 0.0}],
+                  "bsc_neighbors": [],
+                  "tombstones": [{"guid": None, "partition": GUID, "seq": 1, "type": 1, "scope": 0}],
+                  "objects": [{"guid": GUID, "type": 1, "path": "PSC1b\\q", "partition": GUID, "seq": 1,
+                               "properties": [{"propid": "PROPID_Q_LABEL", "value": "q"}]}]}},
+              {**HEAD, "event": "handover", "t": 1e6, "node": "BSC11", "site": GUID, "old": "PSC1", "new": "PSC1b"},
               {"trace": "t", "format": 1, "event": "node", "t": 1e6, "name": "OLD", "role": None},
               {**HEAD, "event": "note", "t": 1e6, "text": "done"}]
     return lines

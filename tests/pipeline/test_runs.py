@@ -8,7 +8,6 @@ import pytest
 import yaml
 
 from mqspec.oracle.check import check_text
-from mqspec.oracle.record import HANDOVER_NOTE
 from mqspec.pipeline.runs import RUN_SCHEMA, TIMING_COLUMNS, Campaign, derive_seed, run_rows, run_trace
 from mqspec.proofs.explore.minimize import violations
 from mqspec.proofs.explore.run import check_arguments, explore_run, shrink
@@ -62,18 +61,17 @@ def test_seeds_derive_from_the_campaign_seed_and_the_run_index_alone():
 def test_run_rows_match_the_arrow_schema_and_keep_a_trace_that_conforms():
     """A row has every column of RUN_SCHEMA; with traces its trace is one the checker finds conformant."""
     (row,) = run_rows([1], Campaign(runs=2, seed=4, traces=True))  # run 1 of seed 4 moves no PSC
-    assert set(row) == set(RUN_SCHEMA.names) and HANDOVER_NOTE not in row["trace"]
+    assert set(row) == set(RUN_SCHEMA.names) and '"event":"handover"' not in row["trace"]
     (report,) = check_text(row["trace"], "run-1.ndjson")
     assert report.verdict == "conformant", report.to_json().get("divergence")
     assert json.loads(row["trace"].splitlines()[0])["event"] == "header"
 
 
-@pytest.mark.xfail(strict=True, reason="E-313: the trace format cannot declare a PSC handover (the new PSC's "
-                   "taken-over state, the BSCs' new PSC name), so the checker replays the new PSC from nothing")
 def test_a_trace_of_a_run_that_moves_a_psc_conforms():
-    """The differential test the pipeline runs (explore --traces, then check) on a run with move_psc."""
+    """The differential test the pipeline runs (explore --traces, then check) holds on a run with move_psc:
+    the trace declares the handover (E-313) and the new PSC's replay takes it over."""
     (row,) = run_rows([0], Campaign(runs=1, seed=4, traces=True))
-    assert HANDOVER_NOTE in row["trace"]  # the trace says where the undeclarable handover happened
+    assert '"event":"handover"' in row["trace"]
     (report,) = check_text(row["trace"], "run-0.ndjson")
     assert report.verdict == "conformant", report.to_json().get("divergence")
 
