@@ -86,14 +86,14 @@ def record_section4(console: Console, out: Path) -> int:
     return 2 * len(files)
 
 
-def _divergent_across_handover(check_out: Path) -> int:
-    """How many divergent inputs are traces of runs that moved a PSC (their trace notes the handover)."""
-    import pyarrow.parquet as pq
-
-    from mqspec.oracle.record import HANDOVER_NOTE
-
-    rows = pq.read_table(str(check_out / "verdicts"), columns=["path", "verdict"]).to_pylist()
-    return sum(1 for r in rows if r["verdict"] == "divergent" and HANDOVER_NOTE in Path(r["path"]).read_text())
+def handover_summary(rows: list[dict[str, str]]) -> str | None:
+    """A line on the checked traces that declare a PSC handover (``rows``: path and verdict), or None."""
+    moved = [r for r in rows if '"event":"handover"' in Path(r["path"]).read_text(encoding="utf-8")]
+    if not moved:
+        return None
+    conformant = sum(r["verdict"] == "conformant" for r in moved)
+    return (f"PSC handovers (move_psc) declared in {plural(len(moved), 'trace')} (E-313): "
+            f"{conformant} of {len(moved)} conformant.")
 
 
 def run() -> None:
@@ -138,11 +138,12 @@ def run() -> None:
         table.add_row(label, str(value))
     console.rule("[bold]Summary")
     console.print(table)
-    across = _divergent_across_handover(OUT / "check")
-    if across:
-        console.print(f"{plural(across, 'divergent trace')} of {checked['divergent']} moved a PSC (move_psc): the "
-                      "trace format cannot declare that handover yet (E-313), so the checker replays the new PSC "
-                      "from nothing.")
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(str(OUT / "check" / "verdicts"), columns=["path", "verdict"]).to_pylist()
+    moved = handover_summary(rows)
+    if moved:
+        console.print(moved)
     console.print(f"Report: {os.path.relpath(report['report'])}")
     console.print(f"Datasets (Parquet): {OUT}/explore, {OUT}/check. Re-run a step: "
                   f"`{command()} pipeline explore --runs {RUNS} --seed {SEED} --traces --out {OUT}/explore`")

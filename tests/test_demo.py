@@ -30,3 +30,13 @@ def test_the_hint_names_a_command_that_runs_as_printed():
     done = subprocess.run([command, "--help"], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0 and "pipeline" in done.stdout
+
+
+def test_the_handover_line_counts_the_traces_that_declare_one_and_how_many_conform(tmp_path):
+    """The summary names how many checked traces declare a PSC handover and how many of those conform."""
+    moved, plain = tmp_path / "moved.ndjson", tmp_path / "plain.ndjson"
+    moved.write_text('{"event":"handover","node":"PSC1b"}\n', encoding="utf-8")
+    plain.write_text('{"event":"start","node":"PEC0"}\n', encoding="utf-8")
+    rows = [{"path": str(moved), "verdict": "conformant"}, {"path": str(plain), "verdict": "divergent"}]
+    assert demo.handover_summary(rows) == "PSC handovers (move_psc) declared in 1 trace (E-313): 1 of 1 conformant."
+    assert demo.handover_summary(rows[1:]) is None
