@@ -37,7 +37,8 @@ from mqspec.refimpl.mqcn_state import DirectoryReader, MappingDirectory, QueueMa
 
 from . import attribution
 from .inputs import InputError
-from .replay import Divergence, clause_at, decode_divergence
+from .replay import Divergence, clause_at
+from .windowed import WindowedReplay
 
 _OPERATION = {CreateQueue: "create", UpdateQueue: "update", DeleteQueue: "delete",
               UpdateQueueManager: "update_queue_manager"}
@@ -52,14 +53,12 @@ class _Expected:
         self.input_index, self.ordinal, self.clause = input_index, ordinal, clause
 
 
-class MqcnQueueManagerReplay:
+class MqcnQueueManagerReplay(WindowedReplay):
     """The receiving side (3.2): received notifications replayed, ``queue`` events matched."""
 
     def __init__(self, name: str, declaration: dict[str, Any], mode: Mode, window: int,
                  node: dict[str, Any] | None = None) -> None:
-        self.name = name
-        self.mode = mode
-        self.window = window
+        super().__init__(name, mode, window)
         version = declaration.get("version")
         options = ServerOptions(versions=(version,) if version is not None else (1, 2))
         # QueueManager.Identifier: the node's, else one of mqspec's (3.2.5.1 / 3.2.5.2 compare a machine's to it)
@@ -68,22 +67,14 @@ class MqcnQueueManagerReplay:
         mqcn_server.server_initialization(self.qm, Context(name, mode, 0.0))
         self.directory = MappingDirectory({})
         self.pending: list[_Expected] = []
-        self.inputs = 0
-        self.checked = 0
         self.last_input: int | None = None
         self.last_disregard: Disregarded | None = None
         self.last_handler: Clause | None = None  # 3.2.5.1 or 3.2.5.2, by the last message's version
         self.stopped_at: int | None = None
-        self.divergence: Divergence | None = None
-        self.errata: set[str] = set()
-        self.notes: list[str] = []
-
-    def owes_before(self, index: int) -> bool:
-        return self.divergence is None and any(e.input_index < index for e in self.pending)
 
     def finish(self, end: int) -> None:
-        if self.divergence is None and self.stopped_at is None:
-            self._close(self.inputs + self.window + 2)
+        if self.stopped_at is None:
+            super().finish(end)
 
     def event(self, index: int, record: dict[str, Any]) -> None:
         if self.divergence is not None or self.stopped_at is not None:
@@ -94,9 +85,7 @@ class MqcnQueueManagerReplay:
             self._queue(index, record)
 
     def _receive(self, index: int, record: dict[str, Any]) -> None:
-        self._close(self.inputs + 1)
-        self.inputs += 1
-        self.checked += 1
+        self._next_input()
         self.last_input = index
         body = bytes.fromhex(record["body"])
         message = ReceivedMessage(body=body, sender_identifier_type=record.get("sender_id_type", 0),
@@ -172,19 +161,12 @@ class MqcnQueueManagerReplay:
         self._diverge(Divergence(index, self.name, "unexpected-output", f"{self.name} raises {operation}; {why}",
                                  actual=actual, clause=clause, cause=cause))
 
-    def _close(self, upto: int) -> None:
-        last = upto - self.window - 1
-        for e in [e for e in self.pending if e.ordinal <= last]:
-            self.pending.remove(e)
-            self._diverge(Divergence(
-                e.input_index + 1, self.name, "missing-output",
-                f"{self.name} does not raise {e.operation} {e.identifier or ''}, which the reference raises in "
-                f"answer to event {e.input_index}", expected={"operation": e.operation, "identifier": e.identifier},
-                clause=e.clause, cause=e.input_index))
-
-    def _diverge(self, divergence: Divergence) -> None:
-        if self.divergence is None or divergence.index < self.divergence.index:
-            self.divergence = divergence
+    def _missing(self, e: _Expected) -> Divergence:
+        return Divergence(
+            e.input_index + 1, self.name, "missing-output",
+            f"{self.name} does not raise {e.operation} {e.identifier or ''}, which the reference raises in "
+            f"answer to event {e.input_index}", expected={"operation": e.operation, "identifier": e.identifier},
+            clause=e.clause, cause=e.input_index)
 
 
 class DeclaredAnswer:

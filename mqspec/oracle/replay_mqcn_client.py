@@ -38,6 +38,7 @@ from mqspec.clauses import Clause
 from mqspec.model import mqcn
 from mqspec.model.errors import DecodeError, ModelError
 from mqspec.model.guid import Guid
+from mqspec.model.jsonform import _value_to_json as _show
 from mqspec.model.jsonform import converter
 from mqspec.model.mqcn import ChangeNotificationMessage, Command, NotificationUpdate, Version
 from mqspec.model.propids import PROPID_BY_VALUE, propid_value
@@ -57,6 +58,7 @@ from mqspec.refimpl.mqcn_server import notify_queue_private
 from . import attribution
 from .inputs import InputError
 from .replay import Divergence, decode_divergence
+from .windowed import WindowedReplay
 
 #: iOperation -> the object type of iDirectoryObject (3.3.4.1)
 _OBJECT_TYPE = {Operation.QUEUE_CREATION: 1, Operation.QUEUE_UPDATE: 1, Operation.QUEUE_DELETION: 1,
@@ -92,14 +94,12 @@ class _Owed:
         self.input_index, self.ordinal = input_index, ordinal
 
 
-class MqcnClientReplay:
+class MqcnClientReplay(WindowedReplay):
     """The sending side (3.3): versions and codec always; with ``notify`` inputs, the messages themselves."""
 
     def __init__(self, name: str, declaration: dict[str, Any], mode: Mode, window: int, *,
                  node: dict[str, Any] | None = None, observes: frozenset[str] = frozenset()) -> None:
-        self.name = name
-        self.mode = mode
-        self.window = window
+        super().__init__(name, mode, window)
         self.version = declaration.get("version")
         node = node or {}
         self.identifier = Guid.parse(node["identifier"]) if "identifier" in node else None
@@ -108,19 +108,7 @@ class MqcnClientReplay:
             machine_name=name, identifier=self.identifier or Guid.NULL,
             version=Version(self.version or 1), directory_service_name=declaration.get("directory_service"))
         self.pending: list[_Owed] = []
-        self.inputs = 0
-        self.checked = 0
-        self.divergence: Divergence | None = None
-        self.errata: set[str] = set()
-        self.notes: list[str] = []
         self._send_clause = attribution.clause_of(mqcn_client.send_change_notification)
-
-    def owes_before(self, index: int) -> bool:
-        return self.divergence is None and any(o.input_index < index for o in self.pending)
-
-    def finish(self, end: int) -> None:
-        if self.divergence is None:
-            self._close(self.inputs + self.window + 2)
 
     def event(self, index: int, record: dict[str, Any]) -> None:
         if self.divergence is not None:
@@ -134,9 +122,7 @@ class MqcnClientReplay:
     # --- the higher-layer input (3.3.4.1) --------------------------------------------------------
 
     def _notify(self, index: int, record: dict[str, Any]) -> None:
-        self._close(self.inputs + 1)
-        self.inputs += 1
-        self.checked += 1
+        self._next_input()
         operation = Operation(record["operation"])
         given = properties(index, record, "properties")
         try:
@@ -159,16 +145,13 @@ class MqcnClientReplay:
                 self.errata.add(e.erratum)
         self.pending.append(_Owed(effect, frozenset(p.propid for p in given), owner, index, self.inputs))
 
-    def _close(self, upto: int) -> None:
-        last = upto - self.window - 1
-        for o in [o for o in self.pending if o.ordinal <= last]:
-            self.pending.remove(o)
-            self._diverge(Divergence(
-                o.input_index + 1, self.name, "missing-output",
-                f"{self.name} does not send the Change Notification Message the reference sends to "
-                f"{o.effect.format_name} for event {o.input_index} (3.3.4.1: \"Send the prepared change "
-                "notification message\")", expected=_plain(o.effect.message), clause=self._send_clause,
-                cause=o.input_index))
+    def _missing(self, o: _Owed) -> Divergence:
+        return Divergence(
+            o.input_index + 1, self.name, "missing-output",
+            f"{self.name} does not send the Change Notification Message the reference sends to "
+            f"{o.effect.format_name} for event {o.input_index} (3.3.4.1: \"Send the prepared change "
+            "notification message\")", expected=_plain(o.effect.message), clause=self._send_clause,
+            cause=o.input_index)
 
     # --- the sent messages -----------------------------------------------------------------------
 
@@ -302,20 +285,6 @@ class MqcnClientReplay:
             # "This property MUST NOT be included"
             differs(f"{at}properties.{_name(QUEUE_CREATE_EXCLUDED)}", "(absent)",
                     _show(values[QUEUE_CREATE_EXCLUDED]), v1)
-
-    def _diverge(self, divergence: Divergence) -> None:
-        if self.divergence is None or divergence.index < self.divergence.index:
-            self.divergence = divergence
-
-
-def _show(value: Any) -> Any:
-    if isinstance(value, Guid):
-        return str(value)
-    if isinstance(value, bytes):
-        return value.hex()
-    if isinstance(value, tuple):
-        return [_show(v) for v in value]
-    return value
 
 
 def _props(props: tuple[Property, ...]) -> list[dict[str, Any]]:

@@ -41,6 +41,7 @@ from mqspec.wording import plural
 from . import attribution
 from .diff import field_diff
 from .replay import Divergence, clause_at, decode_divergence
+from .windowed import WindowedReplay
 
 #: header fields no MUST binds in a server's reply (MS-MQSD 2.2.1; E-020)
 POLICY_FIELDS = ("TopologyPacketHeader.Version", "TopologyPacketHeader.Reserved")
@@ -77,29 +78,22 @@ class _Reply:
         self.reply, self.to, self.input_index, self.ordinal = reply, to, input_index, ordinal
 
 
-class MqsdServerReplay:
+class MqsdServerReplay(WindowedReplay):
     """The reference copy of one MQSD server and the replies it still expects the trace to show."""
 
     protocol = "mqsd"
 
     def __init__(self, name: str, declaration: dict[str, Any], mode: Mode, window: int) -> None:
-        self.name = name
-        self.mode = mode
-        self.window = window
+        super().__init__(name, mode, window)
         self.server = mqsd_server.MqsdServer(
             Guid.parse(declaration["enterprise"]), Guid.parse(declaration["site"]),
             tuple(parse_server(s) for s in declaration.get("servers", ())),
             tuple(Guid.parse(g) for g in declaration.get("connected_networks", ())))
         mqsd_server.server_initialization(self.server, Context(name, mode, 0.0))  # 3.2.3: listening
         self.pending: list[_Reply] = []
-        self.inputs = 0
-        self.checked = 0
         self.last_input: int | None = None
         self.last_discard: PacketDiscarded | None = None
         self.answered: set[int] = set()  # inputs whose reply was matched
-        self.divergence: Divergence | None = None
-        self.errata: set[str] = set()
-        self.notes: list[str] = []
         self._reply_clause = attribution.clause_of(mqsd_server.receive_topology_client_request)
 
     @property
@@ -114,19 +108,10 @@ class MqsdServerReplay:
         else:
             self._send(index, record)
 
-    def owes_before(self, index: int) -> bool:
-        return self.divergence is None and any(r.input_index < index for r in self.pending)
-
-    def finish(self, end: int) -> None:
-        if self.divergence is None:
-            self._close(self.inputs + self.window + 2)
-
     # --- inputs -------------------------------------------------------------------------------
 
     def _receive(self, index: int, record: dict[str, Any]) -> None:
-        self._close(self.inputs + 1)
-        self.inputs += 1
-        self.checked += 1
+        self._next_input()
         self.last_input = index
         transport = Transport(record.get("transport", "ip"))
         ctx = Context(self.name, self.mode, record["t"])
@@ -141,17 +126,13 @@ class MqsdServerReplay:
             elif hasattr(effect, "erratum"):
                 self.errata.add(effect.erratum)
 
-    def _close(self, upto: int) -> None:
-        """Replies to inputs up to ordinal ``upto - window - 1`` had to be seen by now."""
-        last = upto - self.window - 1
-        for r in [r for r in self.pending if r.ordinal <= last]:
-            self.pending.remove(r)
-            self._diverge(Divergence(
-                r.input_index + 1, self.name, "missing-output",
-                f"{self.name} does not send the TopologyServerReply the reference sends to {r.to or 'the sender'} "
-                f"in answer to event {r.input_index} (3.2.5.1: \"MUST send the TopologyServerReply packet to the "
-                "sender of the TopologyClientRequest packet\")",
-                expected=to_json(r.reply), clause=self._reply_clause, cause=r.input_index))
+    def _missing(self, r: _Reply) -> Divergence:
+        return Divergence(
+            r.input_index + 1, self.name, "missing-output",
+            f"{self.name} does not send the TopologyServerReply the reference sends to {r.to or 'the sender'} "
+            f"in answer to event {r.input_index} (3.2.5.1: \"MUST send the TopologyServerReply packet to the "
+            "sender of the TopologyClientRequest packet\")",
+            expected=to_json(r.reply), clause=self._reply_clause, cause=r.input_index)
 
     # --- outputs ------------------------------------------------------------------------------
 
@@ -201,9 +182,6 @@ class MqsdServerReplay:
             index, self.name, "unexpected-output", f"{self.name} sends a {type(actual).__name__}; {why}",
             actual=to_json(actual), clause=clause, cause=cause))
 
-    def _diverge(self, divergence: Divergence) -> None:
-        if self.divergence is None or divergence.index < self.divergence.index:
-            self.divergence = divergence
 
 
 def _same_host(expected: str | None, actual: str | None) -> bool:

@@ -59,6 +59,7 @@ from mqspec.refimpl.mqsd_effects import (
 
 from . import attribution
 from .replay import Divergence, decode_divergence
+from .windowed import WindowedReplay
 
 #: the RequestID of a request whose GUID the implementation has yet to show (3.1.4.1 "create a new GUID")
 _NEW = Guid.from_name("mqspec:oracle:new-request-id")
@@ -75,15 +76,14 @@ class _Owed:
         self.effect, self.at, self.cause, self.clause = effect, at, cause, clause
 
 
-class MqsdClientReplay:
+class MqsdClientReplay(WindowedReplay):
     """An MQSD client checked on what it sends, and with ``discover`` inputs replayed (module docstring)."""
 
     protocol = "mqsd"
 
     def __init__(self, name: str, declaration: dict[str, Any], mode: Mode, window: int, *,
                  observes: frozenset[str] = frozenset()) -> None:
-        self.name = name
-        self.mode = mode
+        super().__init__(name, mode, window)
         self.enterprise = Guid.parse(declaration["enterprise"])
         self.site = Guid.parse(declaration["site"])
         self.ipx = tuple(declaration["ipx_networks"]) if "ipx_networks" in declaration else None
@@ -101,10 +101,6 @@ class MqsdClientReplay:
         self.last_input: int | None = None
         self.last_discard: PacketDiscarded | None = None
         self.now = 0.0
-        self.checked = 0
-        self.divergence: Divergence | None = None
-        self.errata: set[str] = set()
-        self.notes: list[str] = []
         self._clause = {f: attribution.clause_of(getattr(mqsd_client, f)) for f in (
             "get_directory_server_list", "send_topology_client_request", "receive_topology_server_reply",
             "no_server_response", "populate_directory_server_list", "populate_connected_network_identifier_list")}
@@ -320,9 +316,6 @@ class MqsdClientReplay:
         self._diverge(Divergence(index, self.name, "unexpected-output", f"{self.name} makes {what} at t={t:g}; {why}",
                                  actual=actual, clause=clause, cause=self.last_input))
 
-    def _diverge(self, divergence: Divergence) -> None:
-        if self.divergence is None or divergence.index < self.divergence.index:
-            self.divergence = divergence
 
 
 def _plain(effect: Any) -> Any:
