@@ -27,8 +27,9 @@ client is replayed through the reference state machine
 
 A request or completion the reference does not make at that time is an ``unexpected-output``:
 it names 3.1.5.2 when the last reply was one the client MUST discard (another network, malformed,
-a CorrelationID that is not the RequestID), 3.1.6.1 when it comes before the Wait For Response
-Timer expired (a retry too early), 3.1.4.1 otherwise. One the reference makes and the trace does
+a CorrelationID that is not the RequestID) or one after which it MUST wait (a first reply from
+another site), 3.1.6.1 when it comes before the Wait For Response Timer expired (a retry too
+early), 3.1.4.1 otherwise. One the reference makes and the trace does
 not show in time is a ``missing-output`` naming the event that makes it: 3.1.4.1 (the first
 request), 3.1.5.2 (the request or completion a reply calls for, or a reply wrongly discarded),
 3.1.6.1 (the retry or completion the timer's expiry calls for: a client that does not retry).
@@ -100,6 +101,8 @@ class MqsdClientReplay(WindowedReplay):
         self.last_sent: tuple[bytes, str | None, float] | None = None  # a broadcast's copies are accepted
         self.last_input: int | None = None
         self.last_discard: PacketDiscarded | None = None
+        self.last_handler = ""  # the reference's last handler run, and whether it made no output
+        self.last_quiet = False
         self.now = 0.0
         self._clause = {f: attribution.clause_of(getattr(mqsd_client, f)) for f in (
             "get_directory_server_list", "send_topology_client_request", "receive_topology_server_reply",
@@ -147,13 +150,16 @@ class MqsdClientReplay(WindowedReplay):
         getattr(mqsd_client, handler)(self.client, ctx, *args)
         clause = self._clause[handler]
         self.last_discard = None
+        self.last_handler, self.last_quiet = handler, True
         for effect in ctx.effects:
             kind = type(effect)
             if kind is StartTimer or kind is CancelTimer:
                 self.timer.apply(effect, at)
             elif kind is BroadcastRequest:
                 self.owed.append(_Owed(effect, at, index, clause))
+                self.last_quiet = False
             elif kind is DirectoryServerListResult:
+                self.last_quiet = False
                 if self.results:
                     self.owed.append(_Owed(effect, at, index, clause))
             elif kind is PacketDiscarded:
@@ -305,6 +311,11 @@ class MqsdClientReplay(WindowedReplay):
             why = (f"the reference discards event {self.last_input}: {self.last_discard.detail} "
                    f"({self.last_discard.section}: \"MUST discard the received packet and perform no further "
                    "processing for it\")")
+            clause = self._clause["receive_topology_server_reply"]
+        elif self.last_handler == "receive_topology_server_reply" and self.last_quiet:
+            why = (f"the reference takes event {self.last_input} and waits: a first reply from another site "
+                   "restarts the Wait For Response Timer (3.1.5.2: \"MUST stop and start the Wait For Response "
+                   "Timer\" ... \"MUST stop performing any further processing\")")
             clause = self._clause["receive_topology_server_reply"]
         elif (due := self.timer.next_due()) is not None:
             why = (f"the Wait For Response Timer ({self.client.wait_for_response_timeout:g} s, 3.1.5.1) runs until "

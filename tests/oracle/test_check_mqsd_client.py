@@ -244,3 +244,24 @@ def test_a_discover_trace_over_real_sockets_conforms_and_an_early_retry_does_not
     early = [{**e, "t": max(e["t"] - 0.4, events[2]["t"])} if i >= retry else e for i, e in enumerate(events)]
     d = check_text("".join(json.dumps(e) + "\n" for e in early))[0].divergence
     assert (d.kind, d.clause.section, d.index) == ("unexpected-output", "3.1.6.1", retry)
+
+
+@covers("MS-MQSD", "3.1.5.2")
+def test_a_client_that_takes_a_reply_from_another_network_breaks_3_1_5_2():
+    """Completing on a reply that came in on an earlier network (which MUST be discarded) names 3.1.5.2."""
+    events = reference_run(["net1", "net2"], only_on("net2", same_site))
+    reply = next(i for i, e in enumerate(events) if e["event"] == "datagram" and e["direction"] == "receive")
+    d = report(*events[:reply], {**events[reply], "network": "net1"}, *events[reply + 1:]).divergence
+    assert (d.kind, d.clause.section, d.index) == ("unexpected-output", "3.1.5.2", reply + 2)
+    assert "received on net1" in d.summary
+
+
+@covers("MS-MQSD", "3.1.5.2")
+def test_a_client_that_completes_on_a_first_remote_reply_breaks_3_1_5_2():
+    """A first reply from another site restarts the timer to wait for the local site: completing at once names 3.1.5.2."""
+    events = reference_run(["net1"], remote_site)
+    reply = next(i for i, e in enumerate(events) if e["event"] == "datagram" and e["direction"] == "receive")
+    assert events[-1]["t"] > events[reply]["t"] + 14  # the reference waits out the restarted timer
+    d = report(*events[:reply + 1], {**events[-1], "t": events[reply]["t"]}).divergence
+    assert (d.kind, d.clause.section) == ("unexpected-output", "3.1.5.2")
+    assert "restarts the Wait For Response Timer" in d.summary
