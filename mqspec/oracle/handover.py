@@ -157,6 +157,10 @@ def take(replay: NodeReplay, index: int, record: dict[str, Any]) -> None:
     replay.checked += 1
     replay.errata.add("E-313")
     if "new" in record:
+        taker = replay.peers.get(new)
+        if taker is not None and taker.behavioural and taker.took_over != (record["site"].lower(), record["old"]):
+            raise InputError(index, "new", f"{new} has not taken over site {record['site']} from {record['old']} "
+                                           "(the new PSC's handover, with its state, comes first)")
         if replay.qm is None:  # not started yet: it starts with the new name
             replay.decl = {**decl, "psc": new}
         else:
@@ -164,6 +168,7 @@ def take(replay: NodeReplay, index: int, record: dict[str, Any]) -> None:
         return
     replay._build()
     restore(replay.qm, record["state"], index)
+    replay.took_over = (record["site"].lower(), record["old"])
     old = replay.peers.get(record["old"])
     trusted = old is not None and old.qm is not None and old.divergence is None
     expected = expected_state(replay.qm, old.qm) if trusted else None  # type: ignore[union-attr]

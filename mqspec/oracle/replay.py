@@ -1,7 +1,8 @@
 """One node's replay: the trace's inputs run through the reference handlers, its outputs matched.
 
 Each node is replayed on its own, in trace order, from its first ``start`` (its state before a
-start is unknown, so its events before one are checked at codec level only). Messages it
+start is unknown, so its events before one are checked at codec level only), or from the state a
+declared PSC handover gives it (:mod:`mqspec.oracle.handover`). Messages it
 receives are taken from the trace, not from a simulated network, so loss, delay, duplication
 and reordering by the transport are simply the inputs the node saw.
 
@@ -144,6 +145,8 @@ class NodeReplay:
         self.watch: attribution.FieldWatch | attribution.DecisionWatch | None = None
         #: the trace's other replays by name (a handover compares with the old PSC's state)
         self.peers: dict[str, NodeReplay] = {}
+        #: (site, old PSC) when this node took over as a site's new PSC (a declared handover)
+        self.took_over: tuple[str, str] | None = None
 
     # --- events ---------------------------------------------------------------------------------
 

@@ -111,9 +111,8 @@ def test_without_the_old_psc_replayed_the_declaration_is_taken_but_must_name_the
 
 
 def test_a_missing_declaration_leaves_the_new_psc_starting_from_nothing_and_diverges(moved):
-    """Without its handover the new PSC's replay starts empty: its first sync request differs (divergent)."""
-    events = parse(moved)
-    del events[_at(events, "PSC1b")]
+    """Without the handover events the new PSC's replay starts empty: its first sync request differs (divergent)."""
+    events = [e for e in parse(moved) if e["event"] != "handover"]
     report = _report(events)
     assert report.verdict == "divergent" and report.divergence.node == "PSC1b"
 
@@ -147,15 +146,24 @@ def test_a_malformed_declaration_exits_2_in_one_line(tmp_path, moved, change, fi
     assert reason in result.stderr
 
 
-def test_a_handover_after_the_new_psc_started_or_at_a_non_bsc_is_malformed(tmp_path, moved):
-    """The new PSC takes over once, before its first start; only a BSC learns a new PSC's name."""
+def test_a_handover_after_the_new_psc_started_at_a_non_bsc_or_naming_another_psc_is_malformed(tmp_path, moved):
+    """The new PSC takes over once, before its first start; only a BSC learns a new PSC's name, and only the
+    name of the server whose handover took the site over."""
     events = parse(moved)
-    index = _at(events, "PSC1b")
-    late = events.pop(index)
+    del events[_at(events, "BSC11")]
+    late = events.pop(_at(events, "PSC1b"))
     start = next(i for i in indices(events, "start") if events[i]["node"] == "PSC1b")
     events.insert(start + 1, late)
     _, result = _run(tmp_path, events)
     assert result.exit_code == 2 and "has already started" in result.stderr
+    events = parse(moved)
+    del events[_at(events, "PSC1b")]  # the BSC's declaration names a new PSC that took nothing over
+    _, result = _run(tmp_path, events)
+    assert result.exit_code == 2 and "new: PSC1b has not taken over site" in result.stderr
+    events = parse(moved)
+    events[_at(events, "BSC11")]["new"] = "PEC0"
+    _, result = _run(tmp_path, events)
+    assert result.exit_code == 2 and "new: PEC0 has not taken over site" in result.stderr
     events = parse(moved)
     events[_at(events, "BSC11")]["node"] = "PEC0"
     events[_at(events, "PEC0")]["site"] = _site(events, "PEC0")
