@@ -425,7 +425,8 @@ def discover(
                 note({"event": "discovered", "t": round(now(), 6), "node": node,
                       "result": "success" if effect.success else "failure",
                       "servers": list(effect.directory_server_list),
-                      "connected_networks": [str(g) for g in effect.connected_network_identifier_list]})
+                      "connected_networks": [str(g) for g in effect.connected_network_identifier_list],
+                      **({"network": effect.network.name} if effect.network is not None else {})})
 
     def run(handler: Callable[..., None], *args: Any) -> None:
         ctx = Context(node, mode, now())

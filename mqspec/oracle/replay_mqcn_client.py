@@ -129,7 +129,7 @@ class MqcnClientReplay(WindowedReplay):
             modified = tuple(propid_value(p) for p in record["modified"]) if "modified" in record else None
         except KeyError as exc:
             raise InputError(index, "modified", str(exc)) from None
-        owner = Guid.parse(record["owner"])
+        owner = _owner(index, record, operation, given)
         obj = DirectoryObject(object_type=_OBJECT_TYPE[operation], identifier=Guid.parse(record["identifier"]),
                               owner=owner, path_name=record.get("path"), properties=tuple(given),
                               modified=modified)
@@ -285,6 +285,18 @@ class MqcnClientReplay(WindowedReplay):
             # "This property MUST NOT be included"
             differs(f"{at}properties.{_name(QUEUE_CREATE_EXCLUDED)}", "(absent)",
                     _show(values[QUEUE_CREATE_EXCLUDED]), v1)
+
+
+def _owner(index: int, record: dict[str, Any], operation: Operation, given: list[Property]) -> Guid:
+    """The destination: the declared owner, else the queue's PROPID_Q_QMID or the machine itself (E-245)."""
+    if "owner" in record:
+        return Guid.parse(record["owner"])
+    if operation is Operation.QUEUE_MANAGER_UPDATE:
+        return Guid.parse(record["identifier"])
+    qmid = next((p.value for p in given if p.propid == mqcn_client.P["PROPID_Q_QMID"]), None)
+    if not isinstance(qmid, Guid):
+        raise InputError(index, "owner", "a queue's notify names its owner, or gives PROPID_Q_QMID among its properties")
+    return qmid
 
 
 def _props(props: tuple[Property, ...]) -> list[dict[str, Any]]:

@@ -23,7 +23,8 @@ client is replayed through the reference state machine
   request just sent on the same network (a broadcast to several destinations) is accepted;
 * ``discovered`` (output, when observed): the completion of 3.1.4.1, ``result`` success or
   failure with the DirectoryServerList (``servers``, 3.1.7.1) and ConnectedNetworkIdentifierList
-  (``connected_networks``, 3.1.7.2) the client then holds.
+  (``connected_networks``, 3.1.7.2) the client then holds, and the LastSuccessfulNetworkAddress
+  (``network``) when it is valid.
 
 A request or completion the reference does not make at that time is an ``unexpected-output``:
 it names 3.1.5.2 when the last reply was one the client MUST discard (another network, malformed,
@@ -284,17 +285,17 @@ class MqsdClientReplay(WindowedReplay):
     def _result(self, index: int, record: dict[str, Any], dry: bool = False) -> bool:
         """A ``discovered``: True when it is the completion the reference owes."""
         owed = next((o for o in self.owed if type(o.effect) is DirectoryServerListResult), None)
-        actual = {k: record[k] for k in ("result", "servers", "connected_networks") if k in record}
+        actual = {k: record[k] for k in ("result", "servers", "connected_networks", "network") if k in record}
         if owed is None:
             if not dry:
                 self._unexpected(index, record, actual, "the completion of Get Directory Server List")
             return False
         self.owed.remove(owed)
         want: DirectoryServerListResult = owed.effect
-        expected = {"result": "success" if want.success else "failure", "servers": list(want.directory_server_list),
-                    "connected_networks": [str(g) for g in want.connected_network_identifier_list]}
+        expected = {**_plain(want), "network": want.network.name if want.network is not None else None}
         clauses = {"result": owed.clause, "servers": self._clause["populate_directory_server_list"],
-                   "connected_networks": self._clause["populate_connected_network_identifier_list"]}
+                   "connected_networks": self._clause["populate_connected_network_identifier_list"],
+                   "network": owed.clause}
         diff = [{"field": k, "expected": expected[k], "actual": v} for k, v in actual.items()
                 if (v if k != "connected_networks" else [g.lower() for g in v]) != expected[k]]
         if diff:

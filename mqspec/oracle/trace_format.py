@@ -56,7 +56,8 @@ Event kinds (I: an input the checker replays through the reference; O: an output
                            ``networks`` (NetworkAddressList, in order), ``ras`` (those that are
                            Remote Access Service addresses)
 ``discovered``         O   format 2: Get Directory Server List completed: ``result`` (success |
-                           failure), ``servers`` (DirectoryServerList), ``connected_networks``
+                           failure), ``servers`` (DirectoryServerList), ``connected_networks``,
+                           ``network`` (LastSuccessfulNetworkAddress, when valid)
 ``notification``           an MS-MQCN message body: ``direction``, ``body``, ``from``, ``to``, ``queue``;
                            format 2: ``timeout``, ``delivery``, ``class``, ``hash_algorithm``
                            (the Message attributes of 3.3.5.3), ``sender_id_type``, ``sender_id``,
@@ -67,8 +68,9 @@ Event kinds (I: an input the checker replays through the reference; O: an output
                            side: ``operation`` (iOperation: QueueCreation | QueueUpdate |
                            QueueDeletion | QueueManagerUpdate) and iDirectoryObject:
                            ``identifier``, ``owner`` (the owning queue manager's GUID: the
-                           destination), ``path``, ``properties``, ``modified`` (PROPIDs an update
-                           changed), ``domain_controller``
+                           destination; absent, a queue's PROPID_Q_QMID or the machine itself),
+                           ``path``, ``properties``, ``modified`` (PROPIDs an update changed),
+                           ``domain_controller``
 ``queue``              O   format 2: an [MS-MQDMPR] event an MS-MQCN queue manager side raised:
                            ``operation`` (create | update | delete | update_queue_manager),
                            ``identifier`` (the queue GUID), ``attributes`` (those an update set)
@@ -364,6 +366,7 @@ EVENTS: dict[str, tuple[dict[str, Spec], tuple[str, ...]]] = {
                   "ras": Items(Text(), description="those of them that are Remote Access Service addresses")},
                  ("networks",)),
     "discovered": ({"result": Choice(("success", "failure")),
+                    "network": Text(description="LastSuccessfulNetworkAddress, when valid"),
                     "servers": Items(Text(), description="QueueManager.DirectoryServerList"),
                     "connected_networks": Items(GUID, description="QueueManager.ConnectedNetworkIdentifierList")},
                    ("result",)),
@@ -371,11 +374,12 @@ EVENTS: dict[str, tuple[dict[str, Spec], tuple[str, ...]]] = {
                       "queue": OPT_TEXT, **NOTIFICATION_SENDER}, ("direction", "body")),
     "notify": ({"operation": Choice(NOTIFY_OPERATIONS, description="iOperation"),
                 "identifier": Text(pattern=GUID_PATTERN, description="the queue or machine object's GUID"),
-                "owner": Text(pattern=GUID_PATTERN, description="the GUID of the queue manager that owns it"),
+                "owner": Text(pattern=GUID_PATTERN, description="the GUID of the queue manager that owns it "
+                                                                "(absent: a queue's PROPID_Q_QMID, a machine itself)"),
                 "path": OPT_TEXT, "properties": Items(PROPERTY, description="the object's attributes and values"),
                 "modified": Items(Anything(), description="the PROPIDs (names or numbers) an update changed"),
                 "domain_controller": Text(description="the directory service where the object changed")},
-               ("operation", "identifier", "owner")),
+               ("operation", "identifier")),
     "queue": ({"operation": Choice(QUEUE_OPERATIONS), "identifier": OPT_GUID,
                "attributes": Items(Text(), description="the attributes an update changed")},
               ("operation",)),

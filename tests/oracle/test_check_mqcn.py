@@ -223,6 +223,19 @@ def test_a_missing_or_unasked_notification_breaks_3_3_4_1():
     assert (d.kind, d.clause.section) == ("unexpected-output", "3.3.4.1")
 
 
+@covers("MS-MQCN", "3.3.3")
+def test_without_a_declared_owner_the_destination_is_the_queues_qmid():
+    """A notify without owner goes to the queue's PROPID_Q_QMID (E-245): to another queue manager it names 3.3.3."""
+    qmid = {"propid": "PROPID_Q_QMID", "value": str(OWNER)}
+    update = {**UPDATE, "properties": [*UPDATE["properties"], qmid]}
+    del update["owner"]
+    body = reference_sends(1, {**update, "owner": str(OWNER)})[0]
+    assert ds_verdict(1, notify(update, 1.0), sent(body, 1.0)).verdict == "conformant"
+    elsewhere = {**update, "properties": [*UPDATE["properties"], {**qmid, "value": str(DS_ID)}]}
+    d = ds_verdict(1, notify(elsewhere, 1.0), sent(body, 1.0)).divergence
+    assert (d.clause.section, d.diff[0]["field"]) == ("3.3.3", "queue")
+
+
 def test_a_version_1_message_may_carry_the_updates_of_several_notifications():
     """Two Send Change Notification events to one owner answered by one message of two updates conform (3.3.5.2)."""
     first, second = (mqcn.decode_body(b) for b in reference_sends(1, CREATE, UPDATE))

@@ -75,7 +75,8 @@ def reference_run(networks: list[str], answer: Answer, *, ras: tuple[str, ...] =
                 records.append({"event": "discovered", "t": t, "node": "C1",
                                 "result": "success" if e.success else "failure",
                                 "servers": list(e.directory_server_list),
-                                "connected_networks": [str(g) for g in e.connected_network_identifier_list]})
+                                "connected_networks": [str(g) for g in e.connected_network_identifier_list],
+                                **({"network": e.network.name} if e.network is not None else {})})
 
     nets = [NetworkAddress(n, ras=n in ras) for n in networks]
     run(mqsd_client.get_directory_server_list, t0, nets, lambda: Guid.from_name(rid))
@@ -201,6 +202,8 @@ def test_a_completion_with_another_server_list_breaks_3_1_7_1():
     assert events[-1]["servers"] == ["DS9"]
     d = report(*events[:-1], {**events[-1], "servers": ["DS1"]}).divergence
     assert (d.kind, d.clause.section, d.diff[0]["field"]) == ("output-differs", "3.1.7.1", "servers")
+    d = report(*events[:-1], {**events[-1], "network": "net9"}).divergence
+    assert (d.kind, d.clause.section, d.diff[0]["field"]) == ("output-differs", "3.1.6.1", "network")  # completed by the timer (case D)
 
 
 def test_a_client_without_discover_events_is_checked_on_its_requests_only():
@@ -265,3 +268,21 @@ def test_a_client_that_completes_on_a_first_remote_reply_breaks_3_1_5_2():
     d = report(*events[:reply + 1], {**events[-1], "t": events[reply]["t"]}).divergence
     assert (d.kind, d.clause.section) == ("unexpected-output", "3.1.5.2")
     assert "restarts the Wait For Response Timer" in d.summary
+
+
+def test_every_reference_run_over_up_to_three_networks_conforms():
+    """For each network silent, local-site, other-site or both (every mix over 1-3 networks), the reference's run conforms."""
+    import itertools
+
+    behaviours = {"silent": lambda r, n: [], "local": same_site, "remote": remote_site,
+                  "both": lambda r, n: [*remote_site(r, n), (0.2, same_site(r, n)[0][1])]}
+    runs = 0
+    for k in (1, 2, 3):
+        for mix in itertools.product(behaviours, repeat=k):
+            nets = [f"net{i}" for i in range(k)]
+            answer = dict(zip(nets, (behaviours[b] for b in mix)))
+            events = reference_run(nets, lambda r, n, a=answer: a[n](r, n))
+            r = report(*events)
+            assert (r.verdict, r.divergence) == ("conformant", None), (mix, r.divergence)
+            runs += 1
+    assert runs == 4 + 16 + 64
