@@ -114,9 +114,11 @@ MS-MQSD and MS-MQCN declarations (format 2), fields of a ``node`` declaration:
   ``version`` the replay expects 0x01, a directory service's). A queue manager
   side's received notifications are replayed through 3.2.5 and its ``queue`` events (the
   [MS-MQDMPR] Create/Update/Delete Queue and queue manager updates it raised) are compared with
-  the reference's. A version 0x02 message is replayed only with its ``read`` (the directory's
-  answer the queue manager got; 3.2.5.2); without it the node's later queue events are not
-  compared.
+  the reference's (QueueManager.Identifier is the node's ``identifier``). A version 0x02 message
+  is replayed only with its ``read`` (the directory's answer the queue manager got; 3.2.5.2);
+  without it the node's later queue events are not compared. The replay uses the properties of
+  a version 0x01 update (3.2.5.1's "can use the property identifiers and values") and does not
+  batch (notes <3>/<13>).
 
 A PSC handover (format 2): when a site's PSC moves to another machine, the new machine takes over the
 old PSC's persisted replication state and directory, and the site's BSCs are configured with its name;
@@ -125,7 +127,8 @@ new PSC's declaration and before its first ``start`` (:mod:`mqspec.oracle.handov
 and what ``mqspec check`` verifies of it).
 
 Versions: ``"format": 1`` lines are read as they always were (the ``mqsd``/``mqcn`` declarations
-and the ``queue`` and ``handover`` events are format 2 only); mqspec writes format 2.
+and the ``queue``, ``handover``, ``notify``, ``discover`` and ``discovered`` events are format 2
+only); mqspec writes format 2.
 
 Partial traces are first-class: a trace may cover only some servers (undeclared events are an
 error; declared servers without events are simply not checked), log only some kinds (a kind a
