@@ -53,14 +53,16 @@ class Driver:
     """A World, its ghost recorder, the inputs performed so far and the trace they produced."""
 
     def __init__(self, mode: Mode = Mode.CLARIFIED, seed: int = 0, *, ghost: bool = True,
-                 skip_idle_timers: bool = False) -> None:
+                 skip_idle_timers: bool = False, trace: bool = True) -> None:
         self.mode = mode
         self.seed = seed
         self.inputs: list[dict[str, Any]] = []
+        #: the World's trace records (none kept with ``trace=False``: the world then builds none)
         self.trace: list[dict[str, Any]] = []
         # a method of the driver, not ``self.trace.append``: a deep copy of the driver (the
         # machine's cache of built enterprises) must trace into the copy's list
-        self.world = World(mode=mode, seed=seed, trace=self._record, skip_idle_timers=skip_idle_timers)
+        self.world = World(mode=mode, seed=seed, trace=self._record if trace else None,
+                           skip_idle_timers=skip_idle_timers)
         self.ghost = Ghost(self.world) if ghost else None
         self.last_settle_quiet = True
         self.drops: list[_Counted] = []

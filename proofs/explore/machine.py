@@ -207,10 +207,11 @@ class ReplicationMachine(RuleBasedStateMachine):
                                      "fixed": True} for i in range(pscs)]}
         # building is deterministic: build each enterprise once and start every run from a copy
         skip = self.SKIP_IDLE_TIMERS and not self.RECORD
-        key = (self.MODE, self.LITERAL_IN, skip, pscs, tuple(bscs[:pscs]))
+        key = (self.MODE, self.LITERAL_IN, skip, self.RECORD, pscs, tuple(bscs[:pscs]))
         built = _BUILT.get(key)
         if built is None:
-            built = _BUILT[key] = Driver(self.MODE, skip_idle_timers=skip)
+            # the World's trace is kept only for a recording machine (nothing else reads it)
+            built = _BUILT[key] = Driver(self.MODE, skip_idle_timers=skip, trace=self.RECORD)
             built.apply(enterprise_input(self.sites))
         self.driver = built.copy()
         self._observe(f"build {pscs} site(s), BSCs {bscs[:pscs]}", full=True)
