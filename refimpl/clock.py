@@ -20,6 +20,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable
+from typing import NamedTuple
 
 import attrs
 
@@ -79,9 +80,11 @@ PRODUCT_TIMERS = TimerDefaults()
 # The scheduler
 
 
-@attrs.frozen
-class TimerHandle:
-    """Names one scheduled event so that it can be cancelled; ``at`` is when it is due."""
+class TimerHandle(NamedTuple):
+    """Names one scheduled event so that it can be cancelled; ``at`` is when it is due.
+
+    A named tuple, not an attrs class: one is made for every timer started (the hot path).
+    """
 
     at: float
     seq: int
