@@ -28,12 +28,26 @@ and on random runs of the replication machine, in both modes, invariant verdicts
   that must show every timer event gets every one. The World's own trace records
   ``timer_skipped`` and ``receive_skipped`` where ``timer``/``send`` and ``receive`` would be.
 
+* When the message would not travel untouched (a fault, a cut link, a stopped receiver, a
+  machine nobody runs), the firing still skips the handler: the message it would send is the
+  same every time (kept per sender and receiver), so it is handed to :meth:`Network.send` for
+  real, the timer re-armed after it, as the handler's two effects would be (``World.firings_unrun``
+  counts them; the World's trace shows the ``timer`` and ``send`` records the handler would give).
+* A dequeued empty ChangePropagationMessage (:func:`is_empty_propagation`: no change, no header,
+  whatever sent it) is taken without running 3.1.5.1: its processing reads nothing and changes
+  nothing in any receiver state (trace: ``receive_skipped``).
+* :func:`run_until` remembers what a skip found (the timer's neighbor, its last header, the link's
+  latency; a receiver found running with its queue open) and skips the timer's next firings on
+  that finding, posting the same events in the same order, until any handler runs or the call
+  ends; the test compares the scheduler's whole queue with skipping each firing afresh.
+
 What differs: message ids and the network's and World's message counters (the skipped messages
 are counted in ``World.timers_skipped`` and ``World.messages_skipped`` instead).
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from mqspec.model.mqdsrp import ChangePropagationMessage, Operation, SeqNumberHeader
@@ -49,11 +63,93 @@ if TYPE_CHECKING:
 _INTERSITE = TimerScope.INTERSITE.value
 #: TimeToReachQueue (and TimeToBeReceived) of a ChangePropagationMessage: "iTimeout := 20 * 60" (3.3.7.2)
 PROPAGATION_TIMEOUT = 20 * 60
+_PROPAGATION = int(Operation.CHANGE_PROPAGATION)
+#: an empty ChangePropagationMessage: 18 bytes of BaseReplicationHeader, Flush, Count 0, an empty header
+_EMPTY_LENGTH = 23
+_EMPTY_TAIL = bytes(4)
 
 
 def fast_path_open(world: World) -> bool:
     """Whether skipping is allowed now: asked for, and every observer can be told of a skip."""
-    return world.skip_idle_timers and all(hasattr(o, "skipped") for o in world.observers)
+    if not world.skip_idle_timers:
+        return False
+    for observer in world.observers:
+        if not hasattr(observer, "skipped"):
+            return False
+    return True
+
+
+def run_until(world: World, until: float) -> int:
+    """:meth:`World.run_until` on the fast path: a firing found idle is skipped again at no cost.
+
+    Once :func:`skip_idle_propagation` has found a timer's firing idle, what it looked at can only
+    change when a handler runs (at any server: :meth:`World._run` forgets every such finding) or
+    between two calls (inputs: faults, cut links, crashes), so until then each later firing of that
+    timer is skipped on the finding, doing exactly what the skip does (the same events posted in
+    the same order), as long as its SeqNumberHeader is not due. The same goes for a quiet arrival
+    at a receiver found running with its queue open and its link up.
+    """
+    sched = world.scheduler
+    pop = sched.pop_due
+    post = sched.post
+    schedule = sched.schedule
+    dispatch = world._dispatch
+    idle = world.idle_runs
+    idle.clear()
+    observers = world.observers
+    timers = world._timers
+    header_interval = client.SEQ_NUMBER_HEADER_INTERVAL
+    fired = 0
+    while (due := pop(until)) is not None:
+        fired += 1
+        event = due[1]
+        if type(event) is QuietArrival:
+            qm = idle.get((event.source, event.destination))
+            if qm is not None:
+                _quiet_receipt(world, qm, event.source)
+                continue
+        else:
+            run = idle.get(id(event))
+            if run is not None and run.fired is event:
+                now = due[0]
+                at = now + run.latency
+                if now - run.last < header_interval and not at > now + PROPAGATION_TIMEOUT:
+                    arrival = QuietArrival(run.source, run.destination, run.site, run.sender, now)
+                    arrival.epoch = run.epoch
+                    post(at, arrival)
+                    timers[run.key] = schedule(now + run.interval, event)
+                    world.timers_skipped += 1
+                    for observer in observers:
+                        observer.skipped(world, run.qm, run.event)
+                    if world.tracing:
+                        _note_skipped_firing(world, event, run.destination)
+                    continue
+        dispatch(event)
+    if sched.now < until < math.inf:
+        sched.advance_to(until)
+    return fired
+
+
+class _IdleRun:
+    """What a skipped firing found, for :func:`run_until` to skip the timer's next firings on."""
+
+    __slots__ = ("fired", "key", "qm", "event", "source", "destination", "site", "sender", "epoch", "latency", "last",
+                 "interval")
+
+    def __init__(self, qm: QueueManager, event: TimerFired, destination: str, epoch: int, latency: float,
+                 last: float, interval: float) -> None:
+        self.fired = event
+        self.key = (event.node, event.timer)
+        self.qm = qm
+        self.event = ("timer", event.timer)
+        self.source = qm.machine_name
+        self.destination = destination
+        self.site = qm.site_identifier
+        self.sender = qm.identifier
+        self.epoch = epoch
+        self.latency = latency
+        self.last = last
+        self.interval = interval
 
 
 def skip_idle_propagation(world: World, qm: QueueManager, event: TimerFired) -> bool:
@@ -73,25 +169,78 @@ def skip_idle_propagation(world: World, qm: QueueManager, event: TimerFired) -> 
     now = world.now
     if last is None or now - last >= client.SEQ_NUMBER_HEADER_INTERVAL:
         return False
-    if neighbor_name not in world.nodes or world.queue_managers.get(neighbor_name.casefold()) is not None:
+    if world.queue_managers.get(neighbor_name.casefold()) is not None:
         return False
+    interval = client.CHANGE_PROPAGATION_INTERVAL[TimerScope.INTERSITE if intersite else TimerScope.INTRASITE]
     arrival = QuietArrival(qm.machine_name, neighbor_name, qm.site_identifier, qm.identifier, now)
-    quiet = world.network.quiet_arrival(qm.machine_name, neighbor_name, PROPAGATION_TIMEOUT,
-                                        lambda: _probe(world, arrival))
+    network = world.network
+    quiet = None
+    if neighbor_name in world.nodes:
+        quiet = network.quiet_arrival(qm.machine_name, neighbor_name, PROPAGATION_TIMEOUT,
+                                      lambda: _spared(world, arrival))
     if quiet is None:
-        return False
+        # something acts on the message on its way (a fault, a cut link, a stopped or unknown
+        # receiver): it is sent for real, as the handler would send it, and only the handler is skipped
+        effect, message = _probe(world, arrival)
+        if world.tracing:
+            world.note_skip({"event": "timer", "node": qm.machine_name, "timer": event.timer.kind,
+                             "args": list(event.timer.args)})
+            world.note_skip({"event": "send", "node": effect.node, "to": effect.destination,
+                             "priority": effect.priority, "timeout": effect.time_to_reach_queue,
+                             "ack": effect.ack_requested.value, "body": message.body.hex()})
+        network.send(message)
+        world.rearm(event, interval)
+        world.firings_unrun += 1
+        for observer in world.observers:
+            observer.skipped(world, qm, ("timer", event.timer))
+        return True
     at, arrival.epoch = quiet
     # the order of the real firing: the message leaves (its arrival is scheduled), then the timer re-arms
     world.scheduler.post(at, arrival)
-    world.rearm(event, client.CHANGE_PROPAGATION_INTERVAL[TimerScope.INTERSITE if intersite else TimerScope.INTRASITE])
+    world.rearm(event, interval)
     world.timers_skipped += 1
     for observer in world.observers:
         observer.skipped(world, qm, ("timer", event.timer))
     if world.tracing:
-        world.note_skip({"event": "timer_skipped", "node": qm.machine_name, "timer": event.timer.kind,
-                         "args": list(event.timer.args), "to": neighbor_name,
-                         "operation": int(Operation.CHANGE_PROPAGATION)})
+        _note_skipped_firing(world, event, neighbor_name)
+    world.idle_runs[id(event)] = _IdleRun(qm, event, neighbor_name, arrival.epoch,
+                                           network.link_latency(qm.machine_name, neighbor_name), last, interval)
     return True
+
+
+def _note_skipped_firing(world: World, event: TimerFired, destination: str) -> None:
+    world.note_skip({"event": "timer_skipped", "node": event.node, "timer": event.timer.kind,
+                     "args": list(event.timer.args), "to": destination,
+                     "operation": int(Operation.CHANGE_PROPAGATION)})
+
+
+def _quiet_receipt(world: World, qm: QueueManager, source: str) -> None:
+    world.messages_skipped += 1
+    for observer in world.observers:
+        observer.skipped(world, qm, ("receive", None))
+    if world.tracing:
+        world.note_skip({"event": "receive_skipped", "node": qm.machine_name, "from": source,
+                         "operation": int(Operation.CHANGE_PROPAGATION)})
+
+
+def is_empty_propagation(body: bytes) -> bool:
+    """Whether a Normal message's body is a ChangePropagationMessage with no change and no SeqNumberHeader.
+
+    Version 0, any SiteID, Operation 0, a Flush byte, Count 0 and an empty header (3.1.4.x): its
+    Receive Change Propagation (3.2.7.1) applies nothing and reads no header, whatever the
+    receiver's state, and a Flush byte that does not decode is "take no further action" too.
+    """
+    return len(body) == _EMPTY_LENGTH and body[0] == 0 and body[17] == _PROPAGATION and body[19:] == _EMPTY_TAIL
+
+
+def skip_empty_receipt(world: World, qm: QueueManager, message: Any) -> None:
+    """A dequeued empty ChangePropagationMessage (:func:`is_empty_propagation`) is taken without running the handler."""
+    world.messages_skipped += 1
+    for observer in world.observers:
+        observer.skipped(world, qm, ("receive", message))
+    if world.tracing:
+        world.note_skip({"event": "receive_skipped", "node": qm.machine_name, "from": message.source_machine,
+                         "operation": int(Operation.CHANGE_PROPAGATION)})
 
 
 class QuietArrival:
@@ -114,34 +263,43 @@ class QuietArrival:
         network = world.network
         if (qm is not None and world.up.get(name) and qm.replication_queue_open
                 and not network.blocked(self.source, name)):
-            world.messages_skipped += 1
-            for observer in world.observers:
-                skipped = getattr(observer, "skipped", None)
-                if skipped is not None:
-                    skipped(world, qm, ("receive", None))
-            if world.tracing:
-                world.note_skip({"event": "receive_skipped", "node": name, "from": self.source,
-                                 "operation": int(Operation.CHANGE_PROPAGATION)})
+            _quiet_receipt(world, qm, self.source)
+            world.idle_runs[(self.source, name)] = qm
             return
         world.arrived(network.late_arrival(self.message(world), self.sent_at, self.epoch))
 
     def message(self, world: World) -> Any:
         """The MSMQ message the skipped firing would have sent (3.3.7.2 with nothing to send)."""
+        return _probe(world, self)[1]
+
+    def effect(self, world: World) -> tuple[Any, Any]:
+        """The EnqueueMessage of 3.3.7.2 with nothing to send, and its MSMQ message."""
         body = ChangePropagationMessage(self.site, False, (), SeqNumberHeader(None, ()))
         ctx = Context(self.source, world.mode, self.sent_at)
         send_replication_message(_Sender(self.source, self.sender), ctx, self.destination, body,  # type: ignore[arg-type]
                                  PROPAGATION_TIMEOUT, 3, AckRequested.NONE, None, None)
-        return world.message_of(ctx.effects[0])
+        return ctx.effects[0], world.message_of(ctx.effects[0])
 
 
-def _probe(world: World, arrival: QuietArrival) -> Any:
-    """The message a skipped firing would send, for the network's faults to look at (kept: it never changes)."""
+def _probe(world: World, arrival: QuietArrival) -> tuple[Any, Any]:
+    """The EnqueueMessage and the MSMQ message a skipped firing would send (kept: they never change)."""
     key = (arrival.source, arrival.destination, arrival.site, arrival.sender)
     cache = world.quiet_messages
-    message = cache.get(key)
-    if message is None:
-        message = cache[key] = arrival.message(world)
-    return message
+    probe = cache.get(key)
+    if probe is None:
+        probe = cache[key] = arrival.effect(world)
+    return probe
+
+
+def _spared(world: World, arrival: QuietArrival) -> bool:
+    """Whether no injected fault matches the skipped firing's message (kept while the faults are the same)."""
+    network = world.network
+    key = (arrival.source, arrival.destination, arrival.site, arrival.sender)
+    faults = network.fault_generation
+    known = world.quiet_verdicts.get(key)
+    if known is None or known[0] != faults:
+        known = world.quiet_verdicts[key] = (faults, network.spares(_probe(world, arrival)[1]))
+    return known[1]
 
 
 class _Sender:

@@ -644,15 +644,13 @@ class Network:
     # -- the simulator's fast path (refimpl/fastpath.py) ---------------------------------------
 
     def quiet_arrival(self, source: str, destination: str, time_to_reach_queue: int,
-                      message: Callable[[], MsmqMessage]) -> tuple[float, int] | None:
+                      spared: Callable[[], bool]) -> tuple[float, int] | None:
         """When a Normal Express message sent now would arrive untouched, and the sender's epoch.
 
         None when something could act on the message on its way: an injected fault that matches
-        it (or whose match cannot be asked without counting: a match callable declares itself
-        side-effect free with a ``pure`` attribute, the predicate to ask, which must not depend on
-        the message_id and sent_at :meth:`send` assigns), random loss, a cut link, a stopped or
-        unknown destination, a TimeToReachQueue that runs out. ``message`` makes the message as
-        its sender hands it over, when a fault must be asked.
+        it, random loss, a cut link, a stopped or unknown destination, a TimeToReachQueue that
+        runs out. ``spared`` says whether no fault matches the message (:meth:`spares`); it is
+        asked only when there are faults.
         """
         src, dst = source.casefold(), destination.casefold()
         sender = self._machines.get(src)
@@ -660,17 +658,36 @@ class Network:
             return None
         if (src != dst and self._loss_rate) or self._blocked(src, dst):
             return None
+        if self._faults and not spared():
+            return None
         now = self._sched.now
-        if self._faults:
-            probe = message()
-            for fault in self._faults.values():
-                pure = getattr(fault.match, "pure", None)
-                if pure is None or pure(probe):
-                    return None
         at = now + self._link_latency(src, dst)
         if time_to_reach_queue != INFINITE and at > now + time_to_reach_queue:
             return None
         return at, sender.epoch
+
+    def spares(self, message: MsmqMessage) -> bool:
+        """Whether no injected fault matches ``message``, asked without counting it.
+
+        A match callable declares itself side-effect free with a ``pure`` attribute, the predicate
+        to ask, which must give the same answer for the same message every time and must not
+        depend on the message_id and sent_at :meth:`send` assigns; a fault without one counts as
+        matching. The answer holds while :attr:`fault_generation` stays the same.
+        """
+        for fault in self._faults.values():
+            pure = getattr(fault.match, "pure", None)
+            if pure is None or pure(message):
+                return False
+        return True
+
+    @property
+    def fault_generation(self) -> tuple[int, int]:
+        """Changes whenever a fault is added, used up or cleared (faults are only added with new ids)."""
+        return self._next_fault, len(self._faults)
+
+    def link_latency(self, source: str, destination: str) -> float:
+        """The transit time of a message from ``source`` to ``destination`` (no fault delaying it)."""
+        return self._link_latency(source.casefold(), destination.casefold())
 
     def blocked(self, source: str, destination: str) -> bool:
         """Whether a message from ``source`` would wait at its sender now (destination down, link cut)."""

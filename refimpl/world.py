@@ -46,7 +46,7 @@ from .mqdsrp_state import (
     Role,
     lose_volatile_state,
 )
-from .transport import AckRequested, Arrived, MsmqMessage, Network, msmq_priority
+from .transport import AckRequested, Arrived, MessageClass, MsmqMessage, Network, msmq_priority
 
 P = {name: pdef.propid for name, pdef in PROPIDS.items()}
 
@@ -69,7 +69,11 @@ class World:
         self.skip_idle_timers = skip_idle_timers
         self.timers_skipped = 0
         self.messages_skipped = 0
-        self.quiet_messages: dict[tuple[Any, ...], MsmqMessage] = {}  # fastpath's messages for faults to look at
+        self.firings_unrun = 0  # idle firings whose message was sent for real without running the handler
+        self.quiet_messages: dict[tuple[Any, ...], tuple[EnqueueMessage, MsmqMessage]] = {}  # fastpath's messages
+        self.quiet_verdicts: dict[tuple[Any, ...], tuple[Any, bool]] = {}  # fastpath: do the faults spare them
+        #: fastpath.run_until: what skipped firings and quiet arrivals found, forgotten when a handler runs
+        self.idle_runs: dict[Any, Any] = {}
         self.seed = seed
         self.scheduler = Scheduler()
         self.network = Network(self.scheduler, seed=seed, latency=latency)
@@ -145,6 +149,7 @@ class World:
         """
         qm = self.nodes[name]
         self.up[name] = False
+        self.idle_runs.clear()
         self.network.crash(name)
         for key in [k for k in self._timers if k[0] == name]:
             self.scheduler.cancel(self._timers.pop(key))
@@ -186,6 +191,8 @@ class World:
 
     def run_until(self, until: float) -> int:
         """Deliver messages and fire timers due by ``until``; returns how many events ran."""
+        if self.skip_idle_timers and fastpath.fast_path_open(self):
+            return fastpath.run_until(self, until)
         return self.scheduler.run_until(until, self._dispatch)
 
     def advance(self, seconds: float) -> int:
@@ -276,7 +283,11 @@ class World:
         if name is None or not self.up[name] or not self.nodes[name].replication_queue_open:
             return
         qm = self.nodes[name]
+        skip = self.skip_idle_timers and fastpath.fast_path_open(self)
         while (msg := self.network.dequeue(name)) is not None:
+            if skip and msg.klass is MessageClass.NORMAL and fastpath.is_empty_propagation(msg.body):
+                fastpath.skip_empty_receipt(self, qm, msg)
+                continue
             self.messages_processed += 1
             if self._trace is not None:  # records are built only when someone listens (hot path)
                 self._emit({"event": "receive", "node": name, "from": msg.source_machine,
@@ -291,6 +302,8 @@ class World:
     def _run(self, qm: QueueManager, handler: Callable[[Context], object], event: tuple[Any, ...] = ()) -> None:
         ctx = Context(qm.machine_name, self.mode, self.now)
         self._changed.add(qm.machine_name)
+        if self.idle_runs:  # the fast path's findings hold only while no handler runs
+            self.idle_runs.clear()
         observers = self.observers
         if observers:  # observation hook (proofs/ghost.py)
             ctx.effects = _ObservedEffects(self, qm, observers)

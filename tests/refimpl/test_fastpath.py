@@ -12,10 +12,10 @@ from mqspec.proofs import invariants as inv
 from mqspec.proofs.explore.driver import Driver, enterprise_input
 from mqspec.proofs.explore.machine import ReplicationMachine, Stats
 from mqspec.proofs.scenario_watch import InvariantWatch
-from mqspec.refimpl import scenario, scenario_run
+from mqspec.refimpl import clock, scenario, scenario_run
 from mqspec.refimpl.effects import Mode
 from mqspec.refimpl.transport import Network
-from mqspec.refimpl.world import TimerFired
+from mqspec.refimpl.world import TimerFired, World
 
 SCENARIOS = sorted(Path(__file__).parents[2].joinpath("scenarios").rglob("*.yaml"))
 #: the default tier runs these; the slow tier every scenario file
@@ -176,3 +176,83 @@ def test_a_quiet_arrival_at_a_stopped_server_becomes_the_real_message(monkeypatc
         assert drivers[1].world.snapshot() == drivers[0].world.snapshot()
         assert drivers[1].world.network.queue_depth("BSC01") == drivers[0].world.network.queue_depth("BSC01")
     assert made and drivers[1].world.timers_skipped > 0
+
+
+def _sites(*bscs: str) -> list:
+    return [{"site": "site0", "psc": "PEC0", "bscs": list(bscs), "machines": []},
+            {"site": "site1", "psc": "PSC1", "bscs": [], "machines": []}]
+
+
+def _nowhere_site() -> dict:
+    """A site object naming a PSC that is never installed: the PEC gets a PSC neighbor no machine answers for."""
+    return {"input": "request", "at": "PEC0", "operation": "create", "type": "site", "path": "xsite",
+            "properties": {"PROPID_S_PATHNAME": "xsite", "PROPID_S_SITEID": "{6a5b4e2c-0000-4000-8000-00000000000a}",
+                           "PROPID_S_PSC": "Xnowhere"}}
+
+
+@covers("MC-MQDSRP", "3.3.6.1")
+def test_idle_firings_whose_message_must_travel_send_it_without_the_handler():
+    """Idle firings at a machine nobody runs, across a cut link or at a stopped server send the real message, with the same states and verdicts."""
+    inputs = [enterprise_input(_sites("BSC01")), _nowhere_site(), {"input": "advance", "seconds": 60.0},
+              {"input": "partition", "a": "PEC0", "b": "BSC01"}, {"input": "advance", "seconds": 30.0},
+              {"input": "crash", "node": "PSC1"}, {"input": "advance", "seconds": 45.0},
+              {"input": "heal"}, {"input": "restart", "node": "PSC1"}, {"input": "advance", "seconds": 30.0},
+              {"input": "settle"}]
+    _replay_both(inputs, Mode.CLARIFIED)
+    fast = Driver(skip_idle_timers=True)
+    for inp in inputs:
+        fast.apply(inp)
+    assert fast.world.firings_unrun > 0 and fast.world.messages_skipped > 0
+    # what went for real went to the same places as in a run without the fast path
+    slow = Driver()
+    for inp in inputs:
+        slow.apply(inp)
+    sent = [(r["node"], r["to"], r["body"]) for r in slow.trace if r["event"] == "send" and r["to"] == "Xnowhere"]
+    assert sent and sent == [(r["node"], r["to"], r["body"]) for r in fast.trace
+                             if r["event"] == "send" and r["to"] == "Xnowhere"]
+
+
+def test_an_empty_propagation_is_recognised_by_its_bytes():
+    """Only a ChangePropagationMessage with no change and no SeqNumberHeader counts as empty (its receipt changes nothing)."""
+    from mqspec.model import mqdsrp
+    from mqspec.model.guid import Guid
+    from mqspec.model.mqdsrp import ChangePropagationMessage, SeqNumberHeader
+    from mqspec.refimpl import fastpath
+
+    site = Guid.from_name("site:x")
+    empty = mqdsrp.encode(ChangePropagationMessage(site, False, (), SeqNumberHeader(None, ())))
+    assert fastpath.is_empty_propagation(empty)
+    assert fastpath.is_empty_propagation(mqdsrp.encode(ChangePropagationMessage(site, True, (), SeqNumberHeader(None, ()))))
+    assert not fastpath.is_empty_propagation(empty[:-1])
+    assert not fastpath.is_empty_propagation(bytes([1]) + empty[1:])  # another version
+    assert not fastpath.is_empty_propagation(empty[:17] + bytes([2]) + empty[18:])  # another operation
+    assert not fastpath.is_empty_propagation(empty[:20] + bytes([1]) + empty[21:])  # one change announced
+
+
+def _heap(world) -> list:
+    """The scheduler's queue as (time, insertion number, what) in firing order, cancelled entries left out."""
+    def what(event):
+        if type(event) is TimerFired:
+            return ("timer", event.node, event.timer)
+        return (type(event).__name__, getattr(event, "source", None), getattr(event, "destination", None))
+    return sorted((at, seq, what(ev)) for at, seq, ev in world.scheduler._heap if ev is not clock._CANCELLED)
+
+
+def test_skipping_on_a_finding_queues_exactly_what_skipping_each_firing_does(monkeypatch):
+    """World.run_until's loop on the fast path leaves the same events, times and order in the queue as the skip of each firing."""
+    inputs = [enterprise_input(_sites("BSC01", "BSC02")), {"input": "advance", "seconds": 250.0},
+              {"input": "request", "at": "PEC0", "operation": "create", "type": "cn", "path": "cn1",
+               "properties": {"PROPID_CN_PROTOCOLID": 1, "PROPID_CN_GUID": "{6a5b4e2c-0000-4000-8000-00000000000b}"}},
+              {"input": "advance", "seconds": 0.05}, {"input": "advance", "seconds": 1300.0},
+              {"input": "partition", "a": "PEC0", "b": "BSC02"}, {"input": "advance", "seconds": 31.0}]
+    loop = Driver(skip_idle_timers=True)
+    for inp in inputs:
+        loop.apply(inp)
+    monkeypatch.setattr(World, "run_until", lambda self, until: self.scheduler.run_until(until, self._dispatch))
+    each = Driver(skip_idle_timers=True)
+    for inp in inputs:
+        each.apply(inp)
+    assert loop.world.timers_skipped == each.world.timers_skipped > 1000
+    assert _heap(loop.world) == _heap(each.world)
+    assert loop.trace == each.trace
+    assert loop.world.snapshot() == each.world.snapshot()
