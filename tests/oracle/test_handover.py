@@ -176,3 +176,34 @@ def test_a_handover_is_a_format_2_event():
     with pytest.raises(TraceError, match="an event of format 2"):
         validate({"trace": "t", "format": 1, "event": "handover", "t": 0, "node": "B", "site":
                   "00000000-0000-0000-0000-000000000001", "old": "A", "new": "C"})
+
+
+def test_the_declared_state_restores_exactly_what_the_new_psc_took_over():
+    """Restoring the state the recorder declares rebuilds the partitions, neighbors, tombstones and directory
+    (every property, the ones the store keeps too) that take_over gave the new PSC in the simulated run."""
+    import attrs
+
+    from mqspec.oracle.handover import restore, state_of
+    from mqspec.refimpl import scenario as sc
+    from mqspec.refimpl import scenario_run
+    from mqspec.refimpl.mqdsrp_state import QueueManager
+
+    worlds, taken = [], []
+
+    def on_record(record):
+        if record.get("event") == "handover":
+            taken.append(copy.deepcopy(worlds[0].nodes[record["new"]]))
+
+    scenario_run.run(sc.load(SCENARIO), trace=on_record, attach=worlds.append)
+    (reference,) = taken
+    rebuilt = QueueManager(reference.machine_name, reference.identifier, reference.site_identifier,
+                           reference.role, reference.pec_name)
+    restore(rebuilt, state_of(reference), 0)
+
+    def persisted(qm):
+        return [[attrs.asdict(x) for x in getattr(qm, part)]
+                for part in ("partitions", "psc_neighbors", "bsc_neighbors", "deleted_objects")]
+
+    assert persisted(rebuilt) == persisted(reference) and len(reference.directory) > 3
+    assert rebuilt.directory == reference.directory
+    assert state_of(rebuilt) == state_of(reference)
