@@ -23,6 +23,7 @@ from mqspec.model.propvalue import Property
 
 from . import fastpath
 from . import mqdsrp_client as client
+from . import mqdsrp_server as server
 from .clock import Scheduler, TimerHandle
 from .directory import DirectoryStore, type_name
 from .effects import (
@@ -139,7 +140,7 @@ class World:
         qm = self.nodes[name]
         self.up[name] = True
         self._emit({"event": "start", "node": name})
-        self._run(qm, lambda ctx: client.client_initialization(qm, ctx), ("start",))
+        self._run(qm, lambda ctx: _initialize(qm, ctx), ("start",))
         self._drain(name)
 
     def crash(self, name: str, lose: str = "volatile") -> None:
@@ -584,3 +585,10 @@ def delete_request(world: World, at: str, object_type: ObjectType, partition: Gu
                    guid: Guid | None = None) -> int:
     return world.client_request(at, ClientRequest("delete", object_type, partition, path_name=path, guid=guid,
                                                   scope=default_scope(object_type, partition)))
+
+
+def _initialize(qm: QueueManager, ctx: Context) -> None:
+    """A directory server is the protocol's server and its client: 3.2.3 ("The server MUST perform the
+    initializations specified in section 3.1.3"), then 3.3.3, which begins with the same idempotent steps."""
+    server.server_initialization(qm, ctx)
+    client.client_initialization(qm, ctx)
