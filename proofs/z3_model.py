@@ -530,7 +530,13 @@ def receive_sync_request(s: NodeState, out: Out, g: Bool, from_seq: Seq, to_seq:
     if not ascending:  # E-119: descending order chains each change to a larger one
         out.lit(and_(g2, or_(*(and_(a[0], b[0]) for i, a in enumerate(items) for b in items[i + 1:]))), "E-119")
     complete = ite(not_(is_sync0), 0, ite(ne(to2, s.last_seq_number), 1, 2))
-    out.replies.append(Reply(g2, from_seq, to2, s.purged_seq_number, complete, elements, known_purged))
+    lower = and_(not_(s.is_authority), ugt(s.allowed_purge_seq_number, s.purged_seq_number))
+    if clarified("E-314"):  # clarification E-314: a replica stamps the purge point its headers allow
+        stamp = ite(lower, s.allowed_purge_seq_number, s.purged_seq_number)
+    else:
+        out.lit(and_(g2, lower), "E-314")
+        stamp = s.purged_seq_number
+    out.replies.append(Reply(g2, from_seq, to2, stamp, complete, elements, known_purged))
 
 
 def receive_sync_reply(s: NodeState, out: Out, g: Bool, from_seq: Seq, to_seq: Seq, purged: Seq, complete: Seq,

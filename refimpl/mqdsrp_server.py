@@ -203,6 +203,7 @@ def receive_sync_request(qm: QueueManager, ctx: Context, message: SyncRequestMes
         return
     if to_seq == MAX_SEQ_NUMBER:
         to_seq = partition.last_seq_number
+    purged = reply_purged_seq_number(qm, ctx, partition)
     changes: list[DirectoryChange] = []
     for object_type in _sync_object_types(qm, ctx, partition):
         changes.extend(lookup_directory_objects(qm, ctx, partition, object_type, from_seq, to_seq, message.scope))
@@ -216,8 +217,7 @@ def receive_sync_request(qm: QueueManager, ctx: Context, message: SyncRequestMes
         if deleted.identifier is None:
             continue  # literal: a tombstone without an Identifier cannot be encoded (E-108)
         changes.append(DirectoryChange(
-            Command.DELETE, partition.partition_id, SequenceNumber(0), deleted.seq_number,
-            partition.purged_seq_number,
+            Command.DELETE, partition.partition_id, SequenceNumber(0), deleted.seq_number, purged,
             mqds.delete_properties(deleted.scope, deleted.object_type), guid_identifier=deleted.identifier,
         ))
     # clarification E-119: "Sort dirSyncReplyChanges by the SeqNumber field in descending order"
@@ -238,8 +238,25 @@ def receive_sync_request(qm: QueueManager, ctx: Context, message: SyncRequestMes
     # E-120: the text fills FromSeqNumber and ToSeqNumber from the undefined fromSeqNumber and
     # toSeqNumber; fromSeqNum and toSeqNum are meant
     reply = SyncReplyMessage(qm.site_identifier, partition.partition_id, from_seq, to_seq,
-                             partition.purged_seq_number, complete, tuple(chained))
+                             purged, complete, tuple(chained))
     send_replication_message(qm, ctx, message.requester_name, reply, 20 * 60, 3, AckRequested.NONE, None, None)
+
+
+def reply_purged_seq_number(qm: QueueManager, ctx: Context, partition: DirectoryPartition) -> SequenceNumber:
+    """The PurgedSeqNumber a Sync Reply and its changes carry: "PurgedSeqNumber := dirPartition.PurgedSeqNumber" (3.2.7.3, 3.2.7.8).
+
+    Clarified, a server answering for a partition it only replicates (a PSC for its BSCs, E-117)
+    gives the larger of its PurgedSeqNumber and its AllowedPurgeSeqNumber, the value its SeqNumberHeader
+    gives its BSCs for that partition (3.3.7.2); see E-314.
+    """
+    if ctx.literal or qm.is_authority_of(partition):
+        return partition.purged_seq_number
+    # clarification E-314: a BSC purges up to the AllowedPurgeSeqNumber its PSC's headers give it
+    # (3.1.7.2.9) and then sets its PurgedSeqNumber (E-133); a PSC that has not purged that far
+    # itself would stamp its replies lower, and 3.1.7.2.2 would refuse every change of them
+    if partition.allowed_purge_seq_number > partition.purged_seq_number:
+        return partition.allowed_purge_seq_number
+    return partition.purged_seq_number
 
 
 def _with_previous(change: DirectoryChange, previous: SequenceNumber) -> DirectoryChange:
@@ -428,7 +445,7 @@ def lookup_directory_objects(
                     properties.append(Property(first, _zero(first)))
                 changes.append(DirectoryChange(
                     Command.SYNC, partition.partition_id, SequenceNumber(0),
-                    SequenceNumber.from_bytes(row[0]), partition.purged_seq_number, tuple(properties),
+                    SequenceNumber.from_bytes(row[0]), reply_purged_seq_number(qm, ctx, partition), tuple(properties),
                     guid_identifier=row[1],
                 ))
     finally:

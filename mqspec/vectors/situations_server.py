@@ -292,6 +292,16 @@ def _rsr_replica():
     return _sync_request(qm, SITE0, 0, MAX_SEQ_NUMBER.value, scope=Scope.NONE, requester=BSC11)
 
 
+@situation("receive_sync_request", "replica-stamped-with-the-allowed-purge-point")
+def _rsr_replica_allowed():
+    """A PSC that purged its replica less than its headers allow stamps its reply with the allowed point (E-314)."""
+    qm = psc()
+    put(qm, QUEUE, "pec0\\q", queue_props("pec0\\q", guid_of("q"), scope=1), SITE0, 300)
+    part(qm, SITE0).last_seq_number = seq(300)
+    part(qm, SITE0).allowed_purge_seq_number = seq(40)
+    return _sync_request(qm, SITE0, 0, MAX_SEQ_NUMBER.value, scope=Scope.NONE, requester=BSC11)
+
+
 @situation("receive_sync_request", "psc-requester-scope-0x01")
 def _rsr_scope():
     """Scope 0x01: literal sends only queues with PROPID_Q_SCOPE 1, clarified every queue (E-263); E-124 as well."""

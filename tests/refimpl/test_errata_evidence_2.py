@@ -506,3 +506,32 @@ def test_e313_moved_psc_owns_the_site_partition_and_every_server_follows():
     assert [n.machine_name for n in w.nodes["PEC0"].psc_neighbors] == ["PSC1b"]
     assert [n.machine_name for n in new.bsc_neighbors] == ["BSC11"]
     assert w.nodes["BSC11"].find_partition(w.site_guid("site1")).authority_name == "PSC1b"
+
+
+@covers("MC-MQDSRP", "3.2.7.3")
+def test_e314_psc_replica_stamps_its_sync_reply_with_the_allowed_purge_point_only_when_clarified():
+    """A PSC that has not purged its enterprise replica as far as its headers allow stamps its sync reply and
+    its changes with 0 (literal) and a BSC that purged that far refuses them; clarified it stamps the allowed point."""
+    from mqspec.model.mqdsrp import Scope
+    from mqspec.model.seqnum import MAX_SEQ_NUMBER
+
+    outcome = {}
+    for mode in MODES:
+        qm = psc1(owns_site=True)
+        store_cn(qm, "cn1", G1, 1300)
+        store_cn(qm, "cn2", G2, 1400)
+        enterprise = part(qm)
+        enterprise.last_seq_number, enterprise.allowed_purge_seq_number = S(1400), S(261)
+        ctx = Context("PSC1", mode)
+        server.receive_sync_request(qm, ctx, SyncRequestMessage(
+            SITE1, PEC_PARTITION_ID, S(1300), MAX_SEQ_NUMBER, S(261), False, Scope.NONE, "BSC11"))
+        (reply,) = sent(ctx, SyncReplyMessage)
+        # the lookup the reply is built from (literal mode sends a replica's objects not at all: E-117)
+        (newest,) = server.lookup_directory_objects(qm, ctx, enterprise, CN, S(1301), S(1400), Scope.NONE)
+        bsc = make_server("BSC11", Role.BSC, SITE1, psc="PSC1")
+        replica = part(bsc)
+        replica.last_seq_number, replica.purged_seq_number = S(1300), S(261)  # purged up to what PSC1's header allowed
+        common.handle_directory_change(bsc, Context("BSC11", mode), replica, newest, True)
+        outcome[mode] = (reply.body.purged_seq_number.value, newest.purged_seq_number.value, replica.last_seq_number.value)
+    assert outcome[LITERAL] == (0, 0, 1300)
+    assert outcome[CLARIFIED] == (261, 261, 1400)

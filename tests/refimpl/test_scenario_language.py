@@ -1,6 +1,6 @@
 """The scenario vocabulary of issue 13: move_psc, mark/since, content faults, repeat with an index, new assertions.
 
-Also runs the three scenarios of E-310 .. E-312 with the invariants checked: each converges in
+Also runs the scenarios of E-310 .. E-312 and E-314 with the invariants checked: each converges in
 clarified mode on several seeds, and each fails with the defect's reading of its step.
 """
 
@@ -17,7 +17,7 @@ from mqspec.refimpl.scenario_run import run
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 DEFECTS = ["e310-renamed-psc-neighbor-keeps-its-timer", "e311-new-site-gap-asked-at-once",
-           "e312-bsc-follows-its-psc-rename"]
+           "e312-bsc-follows-its-psc-rename", "e314-bsc-syncs-from-a-psc-that-purged-less"]
 TWO_SITES = {"pec": "PEC0", "sites": {"site0": {"psc": "PEC0", "machines": ["C01"]},
                                       "site1": {"psc": "PSC1", "bscs": ["BSC11"], "machines": ["C11"]}}}
 
@@ -37,7 +37,7 @@ def _failures(steps, enterprise=TWO_SITES, **kw):
                                   pytest.param(3, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", DEFECTS)
 def test_defect_scenario_converges_clarified_with_every_invariant(name, seed):
-    """Each E-310 .. E-312 scenario holds every expectation and every invariant in clarified mode."""
+    """Each E-310 .. E-312 and E-314 scenario holds every expectation and every invariant in clarified mode."""
     watch = InvariantWatch()
     result = run(sc.load(SCENARIOS / f"{name}.yaml"), seed=seed, trace=watch.record, attach=watch.attach)
     assert result.failures == [] and result.converged
@@ -81,6 +81,16 @@ def test_e311_scenario_fails_with_the_queueing_branch_read_literally(monkeypatch
     monkeypatch.setattr(mqdsrp_common, "handle_directory_change", literal_when_out_of_order)
     failures = run(sc.load(SCENARIOS / "e311-new-site-gap-asked-at-once.yaml")).failures
     assert any("has 1 pending change, expected == 0" in f for f in failures)
+
+
+def test_e314_scenario_fails_with_the_replica_stamping_its_own_purged_seq_number(monkeypatch):
+    """With PSC1 stamping its replies with its own PurgedSeqNumber (the text), the rebuilt BSC11 stays one change short."""
+    from mqspec.refimpl import mqdsrp_server
+
+    monkeypatch.setattr(mqdsrp_server, "reply_purged_seq_number", lambda qm, ctx, partition: partition.purged_seq_number)
+    result = run(sc.load(SCENARIOS / "e314-bsc-syncs-from-a-psc-that-purged-less.yaml"))
+    assert not result.converged
+    assert any("converged: not converged: BSC11: lacks object" in f for f in result.failures)
 
 
 # --- move_psc ------------------------------------------------------------------------------------
