@@ -31,7 +31,8 @@ Steps (each a mapping with exactly one key, the step's kind):
   move): ``to`` takes over the old PSC's replication state and directory and owns the site
   partition, the old PSC leaves the enterprise (its name is unknown afterwards), and the PEC
   updates the site object's PROPID_S_PSC, which every server follows (3.1.7.2.11;
-  :mod:`mqspec.refimpl.handover`, modelling E-313);
+  :mod:`mqspec.refimpl.handover`, modelling E-313); ``--trace`` declares the move with
+  ``handover`` events, so ``mqspec check`` replays the new PSC from the state it took over;
 * ``mark: NAME``: a point the message and directory counters of ``expect`` can count from
   (``since: NAME``); marking a name again moves it;
 * ``settle: {limit, quiet, window}`` (all optional seconds: run until nothing changes for
