@@ -261,7 +261,8 @@ class Ghost:
         self.handler_runs += 1
         self.touched.add(name)
         if name not in self._seen:
-            self._seen[name] = {p.partition_id: (p.last_seq_number, p.purged_seq_number) for p in qm.partitions}
+            self._seen[name] = {p.partition_id.bytes_le: (p.last_seq_number, p.purged_seq_number)
+                                for p in qm.partitions}
         kind = event[0] if event else ""
         run = _Run(name, kind, qm.deleted_objects)
         self._runs[name] = run
@@ -404,25 +405,26 @@ class Ghost:
         right after its reset, so no move goes unseen or is given the wrong cause.
         """
         name = run.node
-        seen = self._seen[name]
+        seen = self._seen[name]  # keyed by the PartitionID's bytes: their hash is cached, a Guid's is computed
         partitions = qm.partitions
         if len(seen) > len(partitions):
-            present = {p.partition_id for p in partitions}
-            for pid in [k for k in seen if k not in present]:
-                del seen[pid]
-        first: set[Guid] | None = set() if len(partitions) > 1 else None
+            present = {p.partition_id.bytes_le for p in partitions}
+            for key in [k for k in seen if k not in present]:
+                del seen[key]
+        first: set[bytes] | None = set() if len(partitions) > 1 else None
         for p in partitions:
             pid = p.partition_id
+            key = pid.bytes_le
             if first is not None:
-                if pid in first:
+                if key in first:
                     continue  # a second partition object with one PartitionID (E-104): find_partition's rule
-                first.add(pid)
+                first.add(key)
             last_obj = p.last_seq_number
             purged_obj = p.purged_seq_number
-            old = seen.get(pid)
+            old = seen.get(key)
             if old is not None and old[0] is last_obj and old[1] is purged_obj:
                 continue
-            seen[pid] = (last_obj, purged_obj)
+            seen[key] = (last_obj, purged_obj)
             if old is None:
                 continue
             old_last, old_purged = old[0].value, old[1].value
