@@ -110,10 +110,13 @@ def run_until(world: World, until: float) -> int:
                 continue
         else:
             run = idle.get(id(event))
-            if run is not None and run.fired is event:
+            if run is not None and run.fired is event and due[0] - run.last < header_interval:
                 now = due[0]
                 at = now + run.latency
-                if now - run.last < header_interval and not at > now + PROPAGATION_TIMEOUT:
+                if run.sent is not None:
+                    _send_unrun(world, run, event)
+                    continue
+                if not at > now + PROPAGATION_TIMEOUT:
                     arrival = QuietArrival(run.source, run.destination, run.site, run.sender, now)
                     arrival.epoch = run.epoch
                     post(at, arrival)
@@ -134,7 +137,7 @@ class _IdleRun:
     """What a skipped firing found, for :func:`run_until` to skip the timer's next firings on."""
 
     __slots__ = ("fired", "key", "qm", "event", "source", "destination", "site", "sender", "epoch", "latency", "last",
-                 "interval")
+                 "interval", "sent")
 
     def __init__(self, qm: QueueManager, event: TimerFired, destination: str, epoch: int, latency: float,
                  last: float, interval: float) -> None:
@@ -150,6 +153,8 @@ class _IdleRun:
         self.latency = latency
         self.last = last
         self.interval = interval
+        #: (EnqueueMessage, MSMQ message) when the firing's message must travel for real, else None
+        self.sent: tuple[Any, Any] | None = None
 
 
 def skip_idle_propagation(world: World, qm: QueueManager, event: TimerFired) -> bool:
@@ -181,18 +186,10 @@ def skip_idle_propagation(world: World, qm: QueueManager, event: TimerFired) -> 
     if quiet is None:
         # something acts on the message on its way (a fault, a cut link, a stopped or unknown
         # receiver): it is sent for real, as the handler would send it, and only the handler is skipped
-        effect, message = _probe(world, arrival)
-        if world.tracing:
-            world.note_skip({"event": "timer", "node": qm.machine_name, "timer": event.timer.kind,
-                             "args": list(event.timer.args)})
-            world.note_skip({"event": "send", "node": effect.node, "to": effect.destination,
-                             "priority": effect.priority, "timeout": effect.time_to_reach_queue,
-                             "ack": effect.ack_requested.value, "body": message.body.hex()})
-        network.send(message)
-        world.rearm(event, interval)
-        world.firings_unrun += 1
-        for observer in world.observers:
-            observer.skipped(world, qm, ("timer", event.timer))
+        unrun = _IdleRun(qm, event, neighbor_name, 0, 0.0, last, interval)
+        unrun.sent = _probe(world, arrival)
+        _send_unrun(world, unrun, event)
+        world.idle_runs[id(event)] = unrun
         return True
     at, arrival.epoch = quiet
     # the order of the real firing: the message leaves (its arrival is scheduled), then the timer re-arms
@@ -206,6 +203,22 @@ def skip_idle_propagation(world: World, qm: QueueManager, event: TimerFired) -> 
     world.idle_runs[id(event)] = _IdleRun(qm, event, neighbor_name, arrival.epoch,
                                            network.link_latency(qm.machine_name, neighbor_name), last, interval)
     return True
+
+
+def _send_unrun(world: World, run: _IdleRun, event: TimerFired) -> None:
+    """What the handler of an idle firing does when its message must travel: send it, then re-arm."""
+    effect, message = run.sent  # type: ignore[misc]
+    if world.tracing:
+        world.note_skip({"event": "timer", "node": event.node, "timer": event.timer.kind,
+                         "args": list(event.timer.args)})
+        world.note_skip({"event": "send", "node": effect.node, "to": effect.destination,
+                         "priority": effect.priority, "timeout": effect.time_to_reach_queue,
+                         "ack": effect.ack_requested.value, "body": message.body.hex()})
+    world.network.send(message)
+    world.rearm(event, run.interval)
+    world.firings_unrun += 1
+    for observer in world.observers:
+        observer.skipped(world, run.qm, run.event)
 
 
 def _note_skipped_firing(world: World, event: TimerFired, destination: str) -> None:
