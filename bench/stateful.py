@@ -13,7 +13,7 @@ that finds a violation is counted in ``violations`` (by invariant) and the next 
 
     python bench/stateful.py --json [--steps 20000] [--mode clarified|literal] [--profile soak|ci]
                                     [--step-count N] [--batch 50] [--save-failures OUT.jsonl]
-                                    [--seed 0] [--workers 1] [--branches]
+                                    [--seed 0] [--workers 1] [--branches] [--progress OUT.jsonl]
 
 ``--branches`` also reports which MC-MQDSRP handler branches the runs reached
 (:mod:`mqspec.proofs.explore.branches`: ``clauses_reached`` of ``clauses``, ``branches_reached`` of
@@ -29,6 +29,8 @@ The soak (issue 5: at least 1,000,000 steps in clarified mode without a violatio
 ``--seed`` fixes hypothesis's seed (batch *i* of worker *w* uses seed*1000003 + w*10007 + i), so a
 run is repeatable; ``--workers`` splits the steps over that many processes (one per core) and
 sums their counts; ``steps_per_second`` stays per core (steps over the workers' total CPU time).
+``--progress`` appends one JSON line per finished batch of each worker (``worker``, ``batches``,
+``steps``, ``runs``, ``seconds`` of CPU, ``violations``, ``at``), so a long soak shows how far it is.
 
 Each violation's inputs can be shrunk with ``python -m mqspec.proofs.explore.minimize`` (one JSON list).
 """
@@ -55,7 +57,8 @@ from mqspec.proofs.explore import machine as m
 
 
 def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
-        save: str | None = None, seed: int = 0, worker: int = 0, trace_branches: bool = False) -> dict[str, object]:
+        save: str | None = None, seed: int = 0, worker: int = 0, trace_branches: bool = False,
+        progress: str | None = None) -> dict[str, object]:
     class Bench(m.ReplicationMachine):
         MODE = mode
         EXPLAIN_SECONDS = 0.0
@@ -86,6 +89,12 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
                 with open(save, "a", encoding="utf-8") as out:
                     out.write(json.dumps({"invariant": exc.name, "step": exc.step, "problems": exc.problems[:20],
                                           "inputs": Bench.stats.last_failure}) + "\n")
+        if progress:
+            with open(progress, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"worker": worker, "batches": batches, "steps": Bench.stats.steps,
+                                      "runs": Bench.stats.runs, "seconds": round(time.process_time() - start, 3),
+                                      "violations": sum(violations.values()),
+                                      "at": time.strftime("%H:%M:%S", time.gmtime())}) + "\n")
     seconds = time.process_time() - start
     if trace_branches:
         reach.__exit__()
@@ -117,13 +126,14 @@ SUMMED = ("steps", "runs", "batches", "seconds", "handler_runs", "check_seconds"
 
 
 def run_workers(workers: int, steps: int, mode: Mode, step_count: int, batch: int, profile: str,
-                save: str | None, seed: int, trace_branches: bool = False) -> dict[str, object]:
+                save: str | None, seed: int, trace_branches: bool = False,
+                progress: str | None = None) -> dict[str, object]:
     """Run ``steps`` split over ``workers`` processes and combine their reports (counts summed, rates per core)."""
     if workers == 1:
-        return run(steps, mode, step_count, batch, profile, save, seed, 0, trace_branches)
+        return run(steps, mode, step_count, batch, profile, save, seed, 0, trace_branches, progress)
     share = -(-steps // workers)
-    jobs = [(share, mode, step_count, batch, profile, f"{save}.{w}" if save else None, seed, w, trace_branches)
-            for w in range(workers)]
+    jobs = [(share, mode, step_count, batch, profile, f"{save}.{w}" if save else None, seed, w, trace_branches,
+             progress) for w in range(workers)]
     with multiprocessing.get_context("fork").Pool(workers) as pool:
         parts = pool.starmap(run, jobs)
     total: dict[str, object] = dict(parts[0])
@@ -155,6 +165,8 @@ def main() -> None:
                     help="append each violation (invariant, problems, the run's inputs) as a JSON line")
     ap.add_argument("--seed", type=int, default=0, help="hypothesis seed (each batch and worker derives its own)")
     ap.add_argument("--workers", type=int, default=1, help="processes to split the steps over (one per core)")
+    ap.add_argument("--progress", metavar="OUT.jsonl",
+                    help="append a JSON line after each batch of each worker (its steps, runs, CPU seconds, violations so far)")
     ap.add_argument("--branches", action="store_true",
                     help="report the handler branches reached, and those the handler vectors reach that the runs missed")
     args = ap.parse_args()
@@ -162,7 +174,7 @@ def main() -> None:
         ap.error("--workers and --steps must be at least 1")
     wall = time.monotonic()
     result = run_workers(args.workers, args.steps, Mode(args.mode), args.step_count, args.batch, args.profile,
-                         args.save_failures, args.seed, args.branches)
+                         args.save_failures, args.seed, args.branches, args.progress)
     lines = {tuple(line) for line in result.pop("reached_lines")}  # type: ignore[union-attr]
     if args.branches:
         reached = {b for b in branches.handler_branches() if (b.module, b.line) in lines}

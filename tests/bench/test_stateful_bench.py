@@ -1,0 +1,28 @@
+"""bench/stateful.py: the progress lines a long soak writes after each batch."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+from mqspec.refimpl.effects import Mode
+
+
+def _bench():
+    path = Path(__file__).resolve().parents[2] / "bench" / "stateful.py"
+    spec = importlib.util.spec_from_file_location("bench_stateful_progress", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def test_progress_gets_a_line_per_batch_with_the_steps_so_far(tmp_path):
+    """Each finished batch appends its worker's steps, runs, CPU seconds and violations so far; the last line agrees with the report."""
+    progress = tmp_path / "progress.jsonl"
+    out = _bench().run(30, Mode.CLARIFIED, 10, 1, "ci", seed=3, progress=str(progress))
+    lines = [json.loads(line) for line in progress.read_text(encoding="utf-8").splitlines()]
+    assert [line["batches"] for line in lines] == list(range(1, out["batches"] + 1))
+    assert all(a["steps"] < b["steps"] for a, b in zip(lines, lines[1:]))
+    assert lines[-1]["steps"] == out["steps"] and lines[-1]["runs"] == out["runs"]
+    assert lines[-1]["violations"] == out["violations"] and lines[-1]["worker"] == 0
