@@ -82,6 +82,7 @@ def test_a_trace_recorder_turns_the_fast_path_off():
     lines: list = []
     result = scenario_run.run(scen, skip_idle_timers=True, attach=lambda w: TraceRecorder(w, lines.append))
     assert result.world.skip_idle_timers and result.world.timers_skipped == 0
+    assert result.world.firings_unrun == 0 and result.world.messages_skipped == 0
     assert sum(1 for r in lines if r.get("event") == "timer") > 100
 
 
