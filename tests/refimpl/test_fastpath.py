@@ -114,18 +114,20 @@ class _LiteralRecording(_Recording):
 
 
 def _replay_both(inputs: list, mode: Mode) -> None:
-    """Replay one run's inputs with and without the fast path; compare state and verdicts after each."""
-    slow, fast = Driver(mode), Driver(mode, skip_idle_timers=True)
+    """Replay one run's inputs with and without the fast path (traced, and untraced as the machine runs it);
+    compare state and verdicts after each."""
+    slow, fast, untraced = Driver(mode), Driver(mode, skip_idle_timers=True), Driver(mode, skip_idle_timers=True,
+                                                                                      trace=False)
     for i, inp in enumerate(inputs):
-        for d in (slow, fast):
+        for d in (slow, fast, untraced):
             d.apply(inp)
         quiescent = inp["input"] == "settle" and slow.last_settle_quiet
         checks = [inv.check(d.ghost.observe(inp["input"], quiescent=quiescent, full=i == 0))  # type: ignore[union-attr]
-                  for d in (slow, fast)]
-        assert checks[0] == checks[1], f"input {i} {inp}"
-        assert fast.world.snapshot() == slow.world.snapshot(), f"input {i} {inp}"
-        assert fast.last_settle_quiet == slow.last_settle_quiet
-    assert fast.world.now == slow.world.now
+                  for d in (slow, fast, untraced)]
+        assert checks[0] == checks[1] == checks[2], f"input {i} {inp}"
+        assert fast.world.snapshot() == slow.world.snapshot() == untraced.world.snapshot(), f"input {i} {inp}"
+        assert fast.last_settle_quiet == slow.last_settle_quiet == untraced.last_settle_quiet
+    assert fast.world.now == slow.world.now == untraced.world.now
 
 
 @covers("MC-MQDSRP", "3.3.6.1")
@@ -256,4 +258,31 @@ def test_skipping_on_a_finding_queues_exactly_what_skipping_each_firing_does(mon
     assert loop.world.timers_skipped == each.world.timers_skipped > 1000
     assert _heap(loop.world) == _heap(each.world)
     assert loop.trace == each.trace
+    assert loop.world.snapshot() == each.world.snapshot()
+
+
+def test_an_untraced_run_takes_quiet_arrivals_at_once_with_the_same_observations(monkeypatch):
+    """Without a trace, quiet arrivals due within the call are taken at once: each step's touched servers, events and verdicts, the counts and the queue's order are those of skipping each firing."""
+    inputs = [enterprise_input(_sites("BSC01", "BSC02")), {"input": "advance", "seconds": 250.0},
+              {"input": "request", "at": "PEC0", "operation": "create", "type": "cn", "path": "cn1",
+               "properties": {"PROPID_CN_PROTOCOLID": 1, "PROPID_CN_GUID": "{6a5b4e2c-0000-4000-8000-00000000000b}"}},
+              {"input": "advance", "seconds": 0.03}, {"input": "advance", "seconds": 2.0},
+              {"input": "advance", "seconds": 1300.0}, {"input": "crash", "node": "BSC01"},
+              {"input": "advance", "seconds": 31.0}, {"input": "restart", "node": "BSC01"}, {"input": "settle"}]
+    loop = Driver(skip_idle_timers=True, trace=False)
+    seen = []
+    for inp in inputs:
+        loop.apply(inp)
+        obs = loop.ghost.observe(inp["input"], full=inp["input"] == "enterprise")
+        seen.append((obs.touched, obs.events, inv.check(obs)))
+    monkeypatch.setattr(World, "run_until", lambda self, until: self.scheduler.run_until(until, self._dispatch))
+    each = Driver(skip_idle_timers=True)
+    for inp, (touched, events, verdicts) in zip(inputs, seen):
+        each.apply(inp)
+        obs = each.ghost.observe(inp["input"], full=inp["input"] == "enterprise")
+        assert (obs.touched, obs.events, inv.check(obs)) == (touched, events, verdicts), inp
+    assert (loop.world.timers_skipped, loop.world.messages_skipped) == (each.world.timers_skipped,
+                                                                        each.world.messages_skipped)
+    assert loop.world.messages_skipped > 1000
+    assert [(at, what) for at, _seq, what in _heap(loop.world)] == [(at, what) for at, _seq, what in _heap(each.world)]
     assert loop.world.snapshot() == each.world.snapshot()
