@@ -20,7 +20,8 @@ its BSCs are added)::
 Steps (each a mapping with exactly one key, the step's kind):
 
 * ``create`` / ``update`` / ``delete``: a directory client's request at server ``at``, with
-  ``type`` (queue | machine | site | enterprise | cn | user | routinglink), ``path`` or ``guid``,
+  ``type`` (queue | machine | site | enterprise | cn | user | routinglink), ``path`` or ``guid``
+  (a create of a user or routing link may give neither: it is named by its identity property, E-182),
   ``site`` (the partition; by default a queue ``M\\q`` goes to the site of machine ``M`` as
   ``at``'s directory knows it, a machine or a GUID-named object to its partition there,
   enterprise types to the enterprise partition), ``properties`` (PROPID name -> value in the
@@ -524,10 +525,18 @@ def _object_type(f: _Fields) -> ObjectType:
     return TYPES[name]
 
 
-def _object_ref(f: _Fields, object_type: ObjectType) -> tuple[str | None, Guid | None]:
-    """``path`` or ``guid``, exactly one; a path with control characters is a quoting slip."""
+#: object types with no path name in MSMQ: a create may name neither (the object is named by the
+#: identity property the server gives it, E-182)
+UNNAMED_TYPES = (ObjectType.MQDS_USER, ObjectType.MQDS_ROUTINGLINK)
+
+
+def _object_ref(f: _Fields, object_type: ObjectType, create: bool = False) -> tuple[str | None, Guid | None]:
+    """``path`` or ``guid``, exactly one (a create of a user or routing link may give neither); a path
+    with control characters is a quoting slip."""
     path = f.opt("path", str)
     guid = _guid(f.data["guid"], f.at("guid")) if f.data.get("guid") is not None else None
+    if path is None and guid is None and create and object_type in UNNAMED_TYPES:
+        return None, None
     if (path is None) == (guid is None):
         raise ScenarioError(f.where, "give exactly one of 'path' and 'guid'")
     if path is not None:
@@ -543,7 +552,7 @@ def _parse_change(operation: str) -> Callable[[object, str, _Names, bool], dict]
     def parse_change(body: object, where: str, names: _Names, _repeated: bool) -> dict:
         f = _Fields(body, where, {"at", "type", "path", "guid", "site", "properties", "expect_status"})
         object_type = _object_type(f)
-        path, guid = _object_ref(f, object_type)
+        path, guid = _object_ref(f, object_type, create=operation == "create")
         if operation == "create" and guid is not None:
             raise ScenarioError(f.at("guid"), "a create names its object by 'path' (the server assigns the GUID)")
         site = None

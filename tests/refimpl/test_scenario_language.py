@@ -93,6 +93,24 @@ def test_e314_scenario_fails_with_the_replica_stamping_its_own_purged_seq_number
     assert any("converged: not converged: BSC11: lacks object" in f for f in result.failures)
 
 
+def test_a_user_or_routing_link_created_without_a_name_is_named_by_its_identity_property():
+    """A create of a user (at a BSC: forwarded, E-101) or routing link (at the PEC, E-182) may give neither path nor guid."""
+    user, link = "11111111-2222-3333-4444-555555555555", "11111111-2222-3333-4444-666666666666"
+    site0 = "c8e0591f-7003-54fc-8830-3d24a6e7a2f6"
+    failures = _failures([
+        {"create": {"at": "BSC11", "type": "user", "properties": {"PROPID_U_ID": user, "PROPID_U_SID": "0a"},
+                    "expect_status": "MQ_OK"}},
+        {"create": {"at": "PEC0", "type": "routinglink", "expect_status": "MQ_OK",
+                    "properties": {"PROPID_L_ID": link, "PROPID_L_NEIGHBOR1": site0, "PROPID_L_NEIGHBOR2": site0}}},
+        {"settle": {}},
+        {"expect": {"converged": True, "object": {"at": "BSC11", "type": "user", "guid": user}}},
+        {"expect": {"object": {"at": "PSC1", "type": "routinglink", "guid": link}}},
+    ])
+    assert failures == []
+    with pytest.raises(sc.ScenarioError, match="exactly one of 'path' and 'guid'"):
+        _parse([{"create": {"at": "PEC0", "type": "cn", "properties": {"PROPID_CN_PROTOCOLID": 1}}}])
+
+
 # --- move_psc ------------------------------------------------------------------------------------
 
 
