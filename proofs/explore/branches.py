@@ -222,6 +222,10 @@ UNREACHABLE: tuple[Unreachable, ...] = (
                 "a Nack carries the body of a message its sender sent and asked acknowledgments for; servers "
                 "send only ChangeRequests that decode (the explorer's raw `send` asks for none)",
                 ("clarified", "literal")),
+    Unreachable("mqdsrp_client.py", "receive_request_nack", "handler except DecodeError: of try:", "return",
+                "a NackBadSignature carries the body of a message its sender sent and asked acknowledgments for; "
+                "servers send only replication messages that decode (the explorer's raw `send` asks for none)",
+                ("clarified", "literal")),
     Unreachable("mqdsrp_server.py", "receive_sync_request", "if deleted.identifier is None:",
                 "continue  # literal: a tombstone without an Identifier cannot be encoded (E-108)",
                 "clarified Handle Directory Delete records a tombstone only with its object's GUID (E-108)"),

@@ -51,12 +51,21 @@ from hypothesis.stateful import (
 )
 from mqspec.model.guid import Guid
 from mqspec.model import mqdsrp
-from mqspec.model.mqdsrp import BSCAckMessage, Operation, PSCAckMessage, Scope, SyncRequestMessage
+from mqspec.model.mqdsrp import (
+    AlreadyPurgedMessage,
+    BSCAckMessage,
+    CompleteSync0,
+    Operation,
+    PSCAckMessage,
+    Scope,
+    SyncReplyMessage,
+    SyncRequestMessage,
+)
 from mqspec.model.seqnum import SequenceNumber
 from mqspec.proofs import invariants as inv
 from mqspec.refimpl.effects import Mode
 from mqspec.refimpl.handover import bsc_can_join
-from mqspec.refimpl.mqdsrp_state import Role
+from mqspec.refimpl.mqdsrp_state import PEC_PARTITION_ID, Role
 from mqspec.refimpl.scenario import operation_name
 
 from .driver import Driver, enterprise_input
@@ -75,6 +84,12 @@ REQUEST_KINDS = (
 SMALL_ADVANCES = (0.01, 0.05, 0.1, 0.5)
 TIMER_ADVANCES = (2.0, 10.0, 30.0)
 BURSTS = (32, 300, 1100)
+#: what a purge round adds to the rebuilt BSC's way through sync0: the AlreadyPurged duplicated (3.3.7.7's
+#: guards), the BSC cut off (its state kept) during the bursts instead of rebuilt (its tombstones reset,
+#: 3.3.7.10), its first SyncReplies or its sync0 reply lost or its link to the PSC cut past the requests'
+#: 20 minutes (Nacks, 3.2.7.1's SeqNumberHeader guards), more changes after sync0 (3.1.7.2.9's replica guard)
+PURGE_VARIANTS = ("rebuilt", "duplicate AlreadyPurged", "cut off during the bursts", "first replies lost",
+                  "sync0 reply lost", "link cut", "more changes")
 OPERATION_NAMES = (None, *(operation_name(op) for op in Operation))
 
 
@@ -82,32 +97,72 @@ OPERATION_NAMES = (None, *(operation_name(op) for op in Operation))
 _BUILT: dict[tuple[Any, ...], Driver] = {}
 
 
-def _stranger_ack(world: Any, source: str) -> bytes:
+def _stranger_ack(world: Any, source: str, target: str) -> bytes:
     """A BSCAck from a machine that is no BSC neighbor of anyone (3.2.7.5 ignores it)."""
     return mqdsrp.encode(BSCAckMessage(world.site_guid("site0"), Guid.from_name("qm:stranger"), "stranger"))
 
 
-def _psc_ack_unowned(world: Any, source: str) -> bytes:
+def _psc_ack_unowned(world: Any, source: str, target: str) -> bytes:
     """A PSCAck for a partition nobody owns (3.2.7.4 takes no action)."""
     site = Guid.from_name("site:nowhere")
     return mqdsrp.encode(PSCAckMessage(site, site, site, SequenceNumber(1), source))
 
 
-def _sync_request_unknown(world: Any, source: str) -> bytes:
+def _sync_request_unknown(world: Any, source: str, target: str) -> bytes:
     """A SyncRequest for a partition no server has (3.2.7.3: "If dirPartition is not found: Take no further action")."""
     return mqdsrp.encode(SyncRequestMessage(world.site_guid("site0"), Guid.from_name("site:nowhere"), SequenceNumber(0),
                                             SequenceNumber(0), SequenceNumber(0), False, Scope.ENTERPRISE, source))
 
 
-#: the bodies of the ``send_strange`` rule: name -> (world, sender) -> bytes
+def _sync_reply_unknown(world: Any, source: str, target: str) -> bytes:
+    """A SyncReply for a partition the receiver does not hold (3.3.7.5: "If dirPartition is not found")."""
+    return mqdsrp.encode(SyncReplyMessage(world.site_guid("site0"), Guid.from_name("site:nowhere"), SequenceNumber(0),
+                                          SequenceNumber(0), SequenceNumber(0), CompleteSync0.NOT_IN_SYNC0, ()))
+
+
+def _already_purged_unknown(world: Any, source: str, target: str) -> bytes:
+    """An AlreadyPurged for a partition the receiver does not hold (3.3.7.7 takes no action)."""
+    return mqdsrp.encode(AlreadyPurgedMessage(world.site_guid("site0"), Guid.from_name("site:nowhere"),
+                                              SequenceNumber(1)))
+
+
+def _enterprise_replica(world: Any, target: str) -> Any:
+    qm = world.nodes.get(target)
+    return None if qm is None else qm.find_partition(PEC_PARTITION_ID)
+
+
+def _stale_sync_reply(world: Any, source: str, target: str) -> bytes:
+    """A late empty SyncReply of the enterprise partition from before the receiver purged (3.3.7.5 drops a reply
+    whose PurgedSeqNumber is below the partition's); sent only where it is that stale."""
+    partition = _enterprise_replica(world, target)
+    if partition is None or partition.purged_seq_number == SequenceNumber(0):
+        return _sync_reply_unknown(world, source, target)
+    return mqdsrp.encode(SyncReplyMessage(world.site_guid("site0"), PEC_PARTITION_ID, SequenceNumber(0),
+                                          SequenceNumber(0), SequenceNumber(0), CompleteSync0.NOT_IN_SYNC0, ()))
+
+
+def _stale_already_purged(world: Any, source: str, target: str) -> bytes:
+    """A late AlreadyPurged of the enterprise partition below what the receiver holds (3.3.7.7: "If
+    dirPartition.LastSeqNumber >= ... PurgedSeqNumber"); sent only where it is that stale."""
+    partition = _enterprise_replica(world, target)
+    if partition is None or partition.last_seq_number == SequenceNumber(0):
+        return _already_purged_unknown(world, source, target)
+    return mqdsrp.encode(AlreadyPurgedMessage(world.site_guid("site0"), PEC_PARTITION_ID, SequenceNumber(1)))
+
+
+#: the bodies of the ``send_strange`` rule: name -> (world, sender, receiver) -> bytes
 STRANGE_BODIES = {
-    "empty": lambda world, source: b"",
-    "version 1": lambda world, source: bytes([1]) + bytes(40),
-    "unknown operation": lambda world, source: bytes(17) + bytes([0x7F]) + bytes(20),
-    "truncated": lambda world, source: _sync_request_unknown(world, source)[:30],
+    "empty": lambda world, source, target: b"",
+    "version 1": lambda world, source, target: bytes([1]) + bytes(40),
+    "unknown operation": lambda world, source, target: bytes(17) + bytes([0x7F]) + bytes(20),
+    "truncated": lambda world, source, target: _sync_request_unknown(world, source, target)[:30],
     "stranger BSCAck": _stranger_ack,
     "PSCAck for nobody's partition": _psc_ack_unowned,
     "SyncRequest for an unknown partition": _sync_request_unknown,
+    "SyncReply for an unknown partition": _sync_reply_unknown,
+    "AlreadyPurged for an unknown partition": _already_purged_unknown,
+    "stale SyncReply": _stale_sync_reply,
+    "stale AlreadyPurged": _stale_already_purged,
 }
 
 
@@ -357,7 +412,8 @@ class ReplicationMachine(RuleBasedStateMachine):
             props = {"PROPID_QM_PATHNAME": name, "PROPID_QM_SITE_ID": str(self.world.site_guid(real["site"])),
                      "PROPID_QM_SERVICE": 0, "PROPID_QM_MACHINE_ID": guid}
         elif type_name == "user":
-            props = {"PROPID_U_ID": guid, "PROPID_U_SID": f"{value:02x}"}
+            # a user with its identity alone (value 5) is synchronized with no property at all (E-124)
+            props = {"PROPID_U_ID": guid} if value == 5 else {"PROPID_U_ID": guid, "PROPID_U_SID": f"{value:02x}"}
         elif type_name == "cn":
             props = {"PROPID_CN_PROTOCOLID": value, "PROPID_CN_GUID": guid}
         elif type_name == "routinglink":
@@ -368,7 +424,10 @@ class ReplicationMachine(RuleBasedStateMachine):
             guid = str(Guid.from_name(f"site:{name}"))
             entry.update(guid=guid)
             props = {"PROPID_S_PATHNAME": name, "PROPID_S_SITEID": guid, "PROPID_S_PSC": f"X{name}"}
-        inp["path"] = entry["path"]
+        if type_name in ("user", "routinglink") and value % 2:
+            entry["path"] = None  # no path name: named by its identity property (E-101 elsewhere, E-182 here)
+        if entry["path"] is not None:
+            inp["path"] = entry["path"]
         if entry["site"] is not None:
             inp["site"] = entry["site"]
         inp["properties"] = props
@@ -463,29 +522,67 @@ class ReplicationMachine(RuleBasedStateMachine):
                     f"move {site['site']}'s PSC from {old} to {new}")
 
     @precondition(lambda self: self.driver is not None and self.steps_since_purge_round >= self.PURGE_EVERY)
-    @rule(which=st.integers(0, 15))
-    def purge_round(self, which: int) -> None:
+    @rule(which=st.integers(0, 15), variant=st.sampled_from(PURGE_VARIANTS))
+    def purge_round(self, which: int, variant: str) -> None:
         """Two bursts at a site's authority with acks between (it purges), then a BSC of the site loses everything.
 
         The rebuilt BSC asks from 0, gets AlreadyPurged and goes through sync0 (3.3.7.7, 3.3.7.10,
-        3.3.7.11, 3.2.7.3's completing replies): the path no other rule reaches in a short run.
+        3.3.7.11, 3.2.7.3's completing replies): the path no other rule reaches in a short run. The
+        ``variant`` adds what makes that path's rarer branches run (:data:`PURGE_VARIANTS`).
         """
         machines = {m["site"]: m for m in self.catalog.get("machine", []) if m.get("fixed")}
         ready = [s for s in self.sites if s["bscs"] and s["site"] in machines and self.world.up.get(s["psc"])]
         if not ready:
             return
         site = ready[which % len(ready)]
+        psc, bsc = site["psc"], site["bscs"][which % len(site["bscs"])]
         self.steps_since_purge_round = 0
-        update = {"input": "request", "at": site["psc"], "operation": "update", "type": "machine",
+        update = {"input": "request", "at": psc, "operation": "update", "type": "machine",
                   "path": machines[site["site"]]["path"], "site": site["site"], "properties": {"PROPID_QM_QUOTA": which}}
+        cut_off = variant == "cut off during the bursts"
+        if cut_off:
+            # a tombstone of the site partition reaches the BSC, which then misses the bursts (keeping its state)
+            queue = {"input": "request", "at": psc, "type": "queue", "site": site["site"],
+                     "path": f"{machines[site['site']]['path']}\\{self._new('purged')}"}
+            self._apply({**queue, "operation": "create", "properties": {"PROPID_Q_LABEL": "purged"}},
+                        f"purge round: a queue at {psc}")
+            self._apply({**queue, "operation": "delete"}, f"purge round: its deletion at {psc}")
+            self._apply({"input": "advance", "seconds": 10.0}, "purge round: propagation (10 s)")
+            self._apply({"input": "partition", "a": psc, "b": bsc}, f"purge round: cut {psc}-{bsc}")
         for size in (1100, 300):
-            self._apply({"input": "repeat", "times": size, "inputs": [update]},
-                        f"purge round: {size} updates at {site['psc']}")
+            self._apply({"input": "repeat", "times": size, "inputs": [update]}, f"purge round: {size} updates at {psc}")
             self._apply({"input": "advance", "seconds": 60.0}, "purge round: acks (60 s)")
-        bsc = site["bscs"][which % len(site["bscs"])]
+        if cut_off:
+            # what was held for the BSC times out; at the next SeqNumberHeader it asks, gets AlreadyPurged
+            # and resets its tombstones of the partition (3.3.7.10)
+            self._apply({"input": "advance", "seconds": 1300.0}, "purge round: the held messages expire (1300 s)")
+            self._apply({"input": "heal", "a": psc, "b": bsc}, f"purge round: heal {psc}-{bsc}")
+            return
         if self.world.up.get(bsc):
             self._apply({"input": "crash", "node": bsc, "lose": "all"}, f"purge round: crash {bsc} (all)")
+        if variant == "duplicate AlreadyPurged":
+            self._apply({"input": "duplicate", "to": bsc, "operation": "AlreadyPurged", "times": 2},
+                        f"purge round: duplicate the AlreadyPurged to {bsc}")
+        elif variant == "first replies lost":
+            self._apply({"input": "drop", "to": bsc, "operation": "SyncReply", "times": 2},
+                        f"purge round: drop the first SyncReplies to {bsc}")
+        elif variant == "link cut":
+            self._apply({"input": "partition", "a": psc, "b": bsc}, f"purge round: cut {psc}-{bsc}")
         self._apply({"input": "restart", "node": bsc}, f"purge round: restart {bsc}")
+        if variant == "sync0 reply lost":
+            # after the enterprise partition's reply and the AlreadyPurged: the sync0 request's reply
+            self._apply({"input": "advance", "seconds": 0.25}, "purge round: to sync0 (0.25 s)")
+            self._apply({"input": "drop", "to": bsc, "operation": "SyncReply", "times": 1},
+                        f"purge round: drop the next SyncReply to {bsc}")
+        if variant in ("first replies lost", "link cut", "sync0 reply lost"):
+            # the held request times out (Nack), the SeqNumberHeaders ask again
+            self._apply({"input": "advance", "seconds": 1300.0}, "purge round: a SeqNumberHeader round (1300 s)")
+        if variant == "link cut":
+            self._apply({"input": "heal", "a": psc, "b": bsc}, f"purge round: heal {psc}-{bsc}")
+        if variant == "more changes":
+            # the rebuilt BSC's PurgedSeqNumber is above the AllowedPurgeSeqNumber it has heard of (3.1.7.2.9)
+            self._apply({"input": "advance", "seconds": 1.0}, "purge round: sync0 (1 s)")
+            self._apply({"input": "repeat", "times": 300, "inputs": [update]}, f"purge round: 300 updates at {psc}")
 
     # --- time ---------------------------------------------------------------------------------
 
@@ -551,7 +648,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         if not up:
             return
         source, target = up[src % len(up)], nodes[dst % len(nodes)]
-        body = STRANGE_BODIES[kind](self.world, source)
+        body = STRANGE_BODIES[kind](self.world, source, target)
         self._apply({"input": "send", "from": source, "to": target, "body": body.hex()}, f"send {kind} {source}->{target}")
 
     @rule(a=st.integers(0, 15), b=st.integers(0, 15))
@@ -758,7 +855,7 @@ PROFILES: dict[str, dict[str, dict[str, int]]] = {
                         "PURGE_EVERY": 45}},
     "soak": {"settings": {"max_examples": 4_000, "stateful_step_count": 500},
              "machine": {"BURST_EVERY": 60, "WAIT_EVERY": 100, "SETTLE_EVERY": 250, "TOPOLOGY_EVERY": 40,
-                          "PURGE_EVERY": 300}},
+                          "PURGE_EVERY": 100}},
 }
 
 

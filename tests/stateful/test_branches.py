@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 
+import pytest
+
 from mqspec.proofs.explore import branches
 from mqspec.refimpl.effects import Context, Mode
 from mqspec.refimpl.mqdsrp_objects import handle_enterprise_update
@@ -89,8 +91,36 @@ def test_the_purge_round_takes_a_rebuilt_bsc_through_sync0():
     machine = ReplicationMachine()
     machine.build(pscs=1, bscs=[1, 0, 0])
     with branches.Reach() as reach:
-        machine.purge_round(0)
+        machine.purge_round(0, "rebuilt")
         machine.settle()
     sections = {b.section for b in reach.reached(branches.handler_branches())}
     assert {"3.2.7.7", "3.3.7.7", "3.3.7.10", "3.3.7.11"} <= sections
+    assert machine.world.converged()
+
+
+#: each purge round variant -> the branch it is there for: (function, the tail of the branch's ``where``)
+VARIANT_BRANCHES = {
+    "duplicate AlreadyPurged": ("receive_already_purged", "if partition.purged_seq_number >= message.purged_seq_number:"),
+    "cut off during the bursts": ("start_sync0_state", "if deleted.partition_id == partition.partition_id:"),
+    "first replies lost": ("receive_change_propagation", "if partition is None:"),
+    "sync0 reply lost": ("receive_change_propagation", "if partition.purge_state is PurgeState.SYNC0:"),
+    "link cut": ("receive_request_nack", "if message_class != NACK_BAD_SIGNATURE:"),
+    "more changes": ("purge_deleted_objects", "if partition.allowed_purge_seq_number < partition.purged_seq_number:"),
+}
+
+
+@pytest.mark.parametrize("variant", [pytest.param(v, marks=() if v == "link cut" else pytest.mark.slow)
+                                     for v in VARIANT_BRANCHES])
+def test_each_purge_round_variant_reaches_the_branch_it_is_for(variant):
+    """A purge round variant reaches its rare branch (a guard of 3.3.7.7, 3.3.7.10, 3.2.7.1, 3.3.7.9 or 3.1.7.2.9), and the run converges."""
+    from mqspec.proofs.explore.machine import ReplicationMachine
+
+    function, where = VARIANT_BRANCHES[variant]
+    (wanted,) = [b for b in branches.handler_branches() if b.function == function and b.where.endswith(where)]
+    machine = ReplicationMachine()
+    machine.build(pscs=2, bscs=[1, 1, 0])
+    with branches.Reach() as reach:
+        machine.purge_round(1, variant)
+        machine.settle()
+    assert wanted in reach.reached([wanted])
     assert machine.world.converged()
