@@ -132,12 +132,13 @@ def _enterprise_replica(world: Any, target: str) -> Any:
 
 
 def _stale_sync_reply(world: Any, source: str, target: str) -> bytes:
-    """A late empty SyncReply of the enterprise partition from before the receiver purged (3.3.7.5 drops a reply
-    whose PurgedSeqNumber is below the partition's); sent only where it is that stale."""
-    partition = _enterprise_replica(world, target)
-    if partition is None or partition.purged_seq_number == SequenceNumber(0):
+    """A late empty SyncReply from before the receiver purged a partition (3.3.7.5 drops a reply whose
+    PurgedSeqNumber is below the partition's); sent only where it is that stale."""
+    qm = world.nodes.get(target)
+    purged = [p for p in (qm.partitions if qm is not None else ()) if p.purged_seq_number != SequenceNumber(0)]
+    if not purged:
         return _sync_reply_unknown(world, source, target)
-    return mqdsrp.encode(SyncReplyMessage(world.site_guid("site0"), PEC_PARTITION_ID, SequenceNumber(0),
+    return mqdsrp.encode(SyncReplyMessage(world.site_guid("site0"), purged[0].partition_id, SequenceNumber(0),
                                           SequenceNumber(0), SequenceNumber(0), CompleteSync0.NOT_IN_SYNC0, ()))
 
 
