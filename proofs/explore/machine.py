@@ -87,9 +87,10 @@ BURSTS = (32, 300, 1100)
 #: what a purge round adds to the rebuilt BSC's way through sync0: the AlreadyPurged duplicated (3.3.7.7's
 #: guards), the BSC cut off (its state kept) during the bursts instead of rebuilt (its tombstones reset,
 #: 3.3.7.10), its first SyncReplies or its sync0 reply lost or its link to the PSC cut past the requests'
-#: 20 minutes (Nacks, 3.2.7.1's SeqNumberHeader guards), more changes after sync0 (3.1.7.2.9's replica guard)
+#: 20 minutes (Nacks, 3.2.7.1's SeqNumberHeader guards), more changes after sync0 (3.1.7.2.9's replica guard);
+#: or the enterprise partition purged and a BSC of another site rebuilt from its PSC's replica (E-314)
 PURGE_VARIANTS = ("rebuilt", "duplicate AlreadyPurged", "cut off during the bursts", "first replies lost",
-                  "sync0 reply lost", "link cut", "more changes")
+                  "sync0 reply lost", "link cut", "more changes", "enterprise")
 OPERATION_NAMES = (None, *(operation_name(op) for op in Operation))
 
 
@@ -531,6 +532,8 @@ class ReplicationMachine(RuleBasedStateMachine):
         3.3.7.11, 3.2.7.3's completing replies): the path no other rule reaches in a short run. The
         ``variant`` adds what makes that path's rarer branches run (:data:`PURGE_VARIANTS`).
         """
+        if variant == "enterprise":
+            return self._enterprise_purge_round(which)
         machines = {m["site"]: m for m in self.catalog.get("machine", []) if m.get("fixed")}
         ready = [s for s in self.sites if s["bscs"] and s["site"] in machines and self.world.up.get(s["psc"])]
         if not ready:
@@ -584,6 +587,30 @@ class ReplicationMachine(RuleBasedStateMachine):
             # the rebuilt BSC's PurgedSeqNumber is above the AllowedPurgeSeqNumber it has heard of (3.1.7.2.9)
             self._apply({"input": "advance", "seconds": 1.0}, "purge round: sync0 (1 s)")
             self._apply({"input": "repeat", "times": 300, "inputs": [update]}, f"purge round: 300 updates at {psc}")
+
+    def _enterprise_purge_round(self, which: int) -> None:
+        """The PEC purges the enterprise partition; after a SeqNumberHeader round a BSC of another site is rebuilt
+        from its PSC, a replica that has purged less than its headers allow (E-314), and hears that header
+        before its reply (its first request is lost)."""
+        ready = [s for s in self.sites[1:] if s["bscs"] and self.world.up.get(s["psc"])]
+        if not ready or not self.world.up.get("PEC0"):
+            return
+        site = ready[which % len(ready)]
+        bsc = site["bscs"][which % len(site["bscs"])]
+        self.steps_since_purge_round = 0
+        update = {"input": "request", "at": "PEC0", "operation": "update", "type": "enterprise", "path": "enterprise",
+                  "properties": {"PROPID_E_S_INTERVAL1": 100 + which}}
+        for size in (1100, 300):
+            self._apply({"input": "repeat", "times": size, "inputs": [update]}, f"purge round: {size} updates at PEC0")
+            self._apply({"input": "advance", "seconds": 60.0}, "purge round: acks (60 s)")
+        self._apply(self._request_input("create cn", "PEC0", which, which % 6), "purge round: one more object at PEC0")
+        self._apply({"input": "advance", "seconds": 1300.0}, "purge round: a SeqNumberHeader round (1300 s)")
+        if self.world.up.get(bsc):
+            self._apply({"input": "crash", "node": bsc, "lose": "all"}, f"purge round: crash {bsc} (all)")
+        self._apply({"input": "drop", "from": bsc, "operation": "SyncRequest", "times": 1},
+                    f"purge round: drop {bsc}'s first SyncRequest")
+        self._apply({"input": "restart", "node": bsc}, f"purge round: restart {bsc}")
+        self._apply({"input": "advance", "seconds": 1300.0}, "purge round: a SeqNumberHeader round (1300 s)")
 
     # --- time ---------------------------------------------------------------------------------
 

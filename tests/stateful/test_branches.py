@@ -106,6 +106,7 @@ VARIANT_BRANCHES = {
     "sync0 reply lost": ("receive_change_propagation", "if partition.purge_state is PurgeState.SYNC0:"),
     "link cut": ("receive_request_nack", "if message_class != NACK_BAD_SIGNATURE:"),
     "more changes": ("purge_deleted_objects", "if partition.allowed_purge_seq_number < partition.purged_seq_number:"),
+    "enterprise": ("reply_purged_seq_number", "if partition.allowed_purge_seq_number > partition.purged_seq_number:"),
 }
 
 
@@ -124,3 +125,19 @@ def test_each_purge_round_variant_reaches_the_branch_it_is_for(variant):
         machine.settle()
     assert wanted in reach.reached([wanted])
     assert machine.world.converged()
+
+
+@pytest.mark.slow
+def test_the_enterprise_purge_round_finds_e314_with_the_replica_stamping_its_own_purged_seq_number(monkeypatch):
+    """With a PSC stamping its replies with its own PurgedSeqNumber (the text), the enterprise purge round's rebuilt BSC never converges."""
+    from mqspec.proofs.explore.machine import ReplicationMachine
+    from mqspec.proofs.explore.minimize import violations
+    from mqspec.refimpl import mqdsrp_server
+
+    monkeypatch.setattr(mqdsrp_server, "reply_purged_seq_number", lambda qm, ctx, partition: partition.purged_seq_number)
+    machine = ReplicationMachine()
+    machine.build(pscs=2, bscs=[1, 1, 0])
+    machine.purge_round(1, "enterprise")
+    found = violations(list(machine.driver.inputs))
+    assert any(p.startswith("BSC11: partition 00000000-0000-0000-0000-000000000000 at ")
+               for p in found["replicas_converge_at_quiescence"])
