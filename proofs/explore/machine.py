@@ -496,6 +496,12 @@ class ReplicationMachine(RuleBasedStateMachine):
         site = {"site": f"site{n}", "psc": f"PSC{n}", "bscs": [], "machines": []}
         self.sites.append(site)
         self._apply({"input": "add_site", "site": site["site"], "psc": site["psc"]}, f"add site{n} (PSC{n})")
+        # at once, a machine of the new site created at another PSC, which has not heard of the site's
+        # partition yet: "Set rStatus to MQDS_UNKNOWN_SOURCE" (3.3.7.1)
+        others = [s["psc"] for s in self.sites[1:-1] if self.world.up.get(s["psc"])]
+        if others:
+            at = others[n % len(others)]
+            self._apply(self._request_input("create machine", at, n, 0), f"create machine of site{n} at {at}")
 
     @precondition(lambda self: self._topology_due() and self.bscs_added < self.MAX_NEW_BSCS)
     @rule(which=st.integers(0, 15))

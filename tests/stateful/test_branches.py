@@ -141,3 +141,19 @@ def test_the_enterprise_purge_round_finds_e314_with_the_replica_stamping_its_own
     found = violations(list(machine.driver.inputs))
     assert any(p.startswith("BSC11: partition 00000000-0000-0000-0000-000000000000 at ")
                for p in found["replicas_converge_at_quiescence"])
+
+
+def test_a_machine_of_a_new_site_created_at_once_at_another_psc_ends_unknown_source():
+    """The explorer's add_site also creates a machine of the new site at another PSC before it knows the partition (3.3.7.1's MQDS_UNKNOWN_SOURCE)."""
+    from mqspec.proofs.explore.machine import ReplicationMachine
+
+    (unknown,) = [b for b in branches.handler_branches()
+                  if b.function == "process_change_request" and b.where.endswith("if partition is None:")]
+    machine = ReplicationMachine()
+    machine.build(pscs=2, bscs=[0, 0, 0])
+    with branches.Reach() as reach:
+        machine.add_site()
+        machine.settle()
+    assert reach.reached([unknown]) == {unknown}
+    assert machine.driver.inputs[2]["at"] == "PSC1" and machine.driver.inputs[2]["site"] == "site2"
+    assert machine.world.converged()
