@@ -247,6 +247,10 @@ UNREACHABLE: tuple[Unreachable, ...] = (
                 ("clarified", "literal")),
     Unreachable("mqdsrp_common.py", "propagate_directory_change", "elif operation == 0x03: / if ctx.clarified:  # clarification E-100",
                 "status = r_status", _SYNC_OPERATION),
+    Unreachable("mqdsrp_common.py", "propagate_directory_change", "if status != st.MQ_OK:", "return",
+                "with iPostCreate / iPostUpdate / iPostDelete true, Handle Directory Create, Update and Delete "
+                "return MQ_OK on every path (the directory operation ran before); only the synchronize operation's "
+                "Handle Directory Sync can fail here. " + _SYNC_OPERATION),
 )
 
 
