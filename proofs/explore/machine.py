@@ -65,7 +65,7 @@ from mqspec.model.seqnum import SequenceNumber
 from mqspec.proofs import invariants as inv
 from mqspec.refimpl.effects import Mode
 from mqspec.refimpl.handover import bsc_can_join
-from mqspec.refimpl.mqdsrp_state import PEC_PARTITION_ID, Role
+from mqspec.refimpl.mqdsrp_state import Role
 from mqspec.refimpl.scenario import operation_name
 
 from .driver import Driver, enterprise_input
@@ -127,16 +127,18 @@ def _already_purged_unknown(world: Any, source: str, target: str) -> bytes:
                                               SequenceNumber(1)))
 
 
-def _enterprise_replica(world: Any, target: str) -> Any:
+def _purged_partitions(world: Any, target: str) -> list[Any]:
+    """The partitions a running ``target`` has purged (the stale messages below are truthful only about those)."""
     qm = world.nodes.get(target)
-    return None if qm is None else qm.find_partition(PEC_PARTITION_ID)
+    if qm is None or not world.up.get(target):
+        return []
+    return [p for p in qm.partitions if p.purged_seq_number != SequenceNumber(0)]
 
 
 def _stale_sync_reply(world: Any, source: str, target: str) -> bytes:
     """A late empty SyncReply from before the receiver purged a partition (3.3.7.5 drops a reply whose
     PurgedSeqNumber is below the partition's); sent only where it is that stale."""
-    qm = world.nodes.get(target)
-    purged = [p for p in (qm.partitions if qm is not None else ()) if p.purged_seq_number != SequenceNumber(0)]
+    purged = _purged_partitions(world, target)
     if not purged:
         return _sync_reply_unknown(world, source, target)
     return mqdsrp.encode(SyncReplyMessage(world.site_guid("site0"), purged[0].partition_id, SequenceNumber(0),
@@ -144,12 +146,13 @@ def _stale_sync_reply(world: Any, source: str, target: str) -> bytes:
 
 
 def _stale_already_purged(world: Any, source: str, target: str) -> bytes:
-    """A late AlreadyPurged of the enterprise partition below what the receiver holds (3.3.7.7: "If
-    dirPartition.LastSeqNumber >= ... PurgedSeqNumber"); sent only where it is that stale."""
-    partition = _enterprise_replica(world, target)
-    if partition is None or partition.last_seq_number == SequenceNumber(0):
+    """A late AlreadyPurged repeating a purge point the receiver has reached (3.3.7.7: "If
+    dirPartition.LastSeqNumber >= ... PurgedSeqNumber": no action)."""
+    purged = _purged_partitions(world, target)
+    if not purged:
         return _already_purged_unknown(world, source, target)
-    return mqdsrp.encode(AlreadyPurgedMessage(world.site_guid("site0"), PEC_PARTITION_ID, SequenceNumber(1)))
+    return mqdsrp.encode(AlreadyPurgedMessage(world.site_guid("site0"), purged[0].partition_id,
+                                              purged[0].purged_seq_number))
 
 
 #: the bodies of the ``send_strange`` rule: name -> (world, sender, receiver) -> bytes
