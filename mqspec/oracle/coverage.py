@@ -4,7 +4,9 @@ A profiler sees every call and halves the checker's speed; only the registered f
 While a :class:`ClauseCoverage` is active, each registered function (and each method of a
 registered class) runs through a trampoline that notes its clause and calls the original code:
 the function object keeps its identity, so every module that imported it, and every call made
-from anywhere, goes through the trampoline. Leaving the block restores the original code.
+from anywhere, goes through the trampoline. A function's first call is all coverage needs to
+know, so the trampoline then gives the function its original code back: later calls cost
+nothing. Leaving the block restores the original code everywhere.
 
 The original code objects still run (in a copy of each function), so stack frames, clause
 lookups by code object and tracebacks are unchanged; :func:`mqspec.oracle.attribution.clause_of`
@@ -22,7 +24,7 @@ from typing import Any, Self
 from mqspec import clauses
 from mqspec.clauses import Clause
 
-_HITS = "_mqspec_coverage_hits"
+_HIT = "_mqspec_coverage_hit"
 _ORIG = "_mqspec_coverage_original_"
 
 
@@ -38,7 +40,7 @@ class _Target:
         self.clause = clause
         self.name = f"{_ORIG}{number}"
         source = (f"def {function.__name__}(*args, **kwargs):\n"
-                  f"    {_HITS}[{number}] = None\n"
+                  f"    {_HIT}({number})\n"
                   f"    return {self.name}(*args, **kwargs)\n")
         namespace: dict[str, Any] = {}
         exec(compile(source, "<mqspec coverage>", "exec"), namespace)  # noqa: S102 - fixed source above
@@ -101,7 +103,11 @@ def _methods(cls: type) -> list[types.FunctionType]:
 
 
 class ClauseCoverage:
-    """While active, note the clause of every registered function that runs (see the module docstring)."""
+    """While active, note the clause of every registered function that runs (see the module docstring).
+
+    Coverages nest: while an inner one is active, the clauses that run are noted in it alone (as
+    before it was entered, the outer one notes what runs once the inner one is left).
+    """
 
     def __init__(self) -> None:
         self.hits: dict[int, None] = {}
@@ -115,32 +121,43 @@ class ClauseCoverage:
                                               t.function.__closure__)
                 original.__kwdefaults__ = t.function.__kwdefaults__
                 module[t.name] = original
+                module[_HIT] = _hit
                 t.function.__mqspec_code__ = t.code  # type: ignore[attr-defined]
-                t.function.__code__ = t.trampoline
         _ACTIVE.append(self)
-        for t in targets:
-            t.function.__globals__[_HITS] = self.hits
+        _instrument(targets, self.hits)
         return self
 
     def __exit__(self, *exc: object) -> None:
         _ACTIVE.remove(self)
         targets = _targets()
-        if _ACTIVE:  # an enclosing coverage takes the hits again
-            for t in targets:
-                t.function.__globals__[_HITS] = _ACTIVE[-1].hits
+        if _ACTIVE:  # an enclosing coverage notes the hits again, from where it was
+            _instrument(targets, _ACTIVE[-1].hits)
             return
         for t in targets:
             t.function.__code__ = t.code
             del t.function.__mqspec_code__  # type: ignore[attr-defined]
             module = t.function.__globals__
             module.pop(t.name, None)
-            module.pop(_HITS, None)
+            module.pop(_HIT, None)
 
     def clauses(self) -> tuple[Clause, ...]:
         """The clauses whose code ran, sorted by document and section."""
         targets = _targets()
         found = {(targets[n].clause.document, targets[n].clause.section): targets[n].clause for n in self.hits}
         return tuple(found[k] for k in sorted(found, key=section_key))
+
+
+def _instrument(targets: list[_Target], hits: dict[int, None]) -> None:
+    """Route every target not yet in ``hits`` through its trampoline, the others to their own code."""
+    for t in targets:
+        t.function.__code__ = t.code if t.number in hits else t.trampoline
+
+
+def _hit(number: int) -> None:
+    """A trampoline's first call: note the clause in the innermost coverage and restore the code."""
+    _ACTIVE[-1].hits[number] = None
+    t = _TARGETS[number]  # type: ignore[index]
+    t.function.__code__ = t.code
 
 
 def section_key(key: tuple[str, str]) -> tuple[str, tuple[int, ...]]:

@@ -24,6 +24,10 @@ import attrs
 from .trace_format import AT_NODE, NODE_KINDS, TraceError, validate
 
 
+#: json.loads's own scanner (the C one), called without json.loads's layers and whitespace matches
+_SCAN = json.JSONDecoder().scan_once
+
+
 class LineSource:
     """A re-readable source of NDJSON lines; ``name`` is what messages call it."""
 
@@ -66,19 +70,27 @@ class LineSource:
     def records(self, *, check: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
         """(line number, record) of every non-blank line, validated unless ``check`` is False."""
         loads = json.loads
+        scan = _SCAN
         name = self.name
         number = 0
         try:
             for raw in self._open():
                 number += 1
                 try:
-                    record = loads(raw)
-                except ValueError as exc:  # json.JSONDecodeError, or a blank line
-                    if not raw.strip():
-                        continue
-                    raise TraceError(name, number, "(line)", f"not JSON: {exc}") from exc
-                except RecursionError:
-                    raise TraceError(name, number, "(line)", "not JSON: nested too deeply") from None
+                    # the common case: one JSON value from the first character to the end of the
+                    # line; anything else (a blank line, spaces, bad JSON) takes json.loads's path
+                    record, end = scan(raw, 0)
+                    if end != len(raw) and raw[end:] != "\n":
+                        record = loads(raw)
+                except Exception:  # noqa: BLE001 - json.loads says what is wrong, as it always did
+                    try:
+                        record = loads(raw)
+                    except ValueError as exc:  # json.JSONDecodeError, or a blank line
+                        if not raw.strip():
+                            continue
+                        raise TraceError(name, number, "(line)", f"not JSON: {exc}") from exc
+                    except RecursionError:
+                        raise TraceError(name, number, "(line)", "not JSON: nested too deeply") from None
                 yield number, (validate(record, name, number) if check else record)
         except UnicodeDecodeError as exc:
             raise TraceError(name, number + 1, "(file)",
