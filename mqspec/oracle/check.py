@@ -45,7 +45,7 @@ from mqspec.refimpl.effects import Mode
 from . import attribution
 from .attribution import describe
 from .coverage import ClauseCoverage, section_key
-from .replay import Divergence, InputError, NodeReplay
+from .replay import Divergence, InputError, NodeReplay, blamed
 from .source import LineSource, Survey, survey
 from .trace_format import INPUT_KINDS, NODE_KINDS, OUTPUT_KINDS, Trace, TraceError
 
@@ -273,6 +273,8 @@ _REPLAYED = frozenset(("start", "crash", "clock", "client_request", "request_com
                        "directory", "snapshot", "handover"))
 #: what a node's replay again (to attribute a divergence) takes: its inputs, outputs and handovers
 _AGAIN = frozenset((*INPUT_KINDS, *OUTPUT_KINDS, "handover"))
+#: what it takes to find an output's clause stack (no handover comes before: see _with_stack)
+_STACK_AGAIN = frozenset((*INPUT_KINDS, *OUTPUT_KINDS, "clock"))
 
 
 class _TraceCheck:
@@ -302,7 +304,7 @@ class _TraceCheck:
         self.cover = ClauseCoverage().__enter__() if coverage else None
         self.open = coverage
         for decl in header.get("nodes", ()):
-            self.declare(decl)
+            self.declare(decl, 0)
 
     def close(self) -> None:
         """Leave the clause coverage (idempotent); finish() reports what it saw."""
@@ -310,14 +312,14 @@ class _TraceCheck:
             self.open = False
             self.cover.__exit__(None, None, None)
 
-    def declare(self, decl: dict[str, Any]) -> None:
+    def declare(self, decl: dict[str, Any], index: int) -> None:
         from . import replay_mqcn, replay_mqsd
 
         name, mode, window = decl["name"], self.mode, self.window
         observes = decl.get("observes", self.default_observes)
         seen = observes if observes is not None else self.kinds.get(name, set())
-        self.replays[name] = NodeReplay(decl, mode, window, frozenset(seen))
-        self.replays[name].peers = self.replays
+        replay = self.replays[name] = NodeReplay(decl, mode, window, frozenset(seen), stacks=False)
+        replay.peers, replay.since = self.replays, index
         mine = self.others[name] = {}
         if "mqsd" in decl:
             mine["mqsd"] = replay_mqsd.replay_for(name, decl["mqsd"], mode, window, observes=frozenset(seen))
@@ -365,7 +367,7 @@ class _TraceCheck:
             self.on_event(self.trace_id, index, line, record)
         try:
             if kind == "node":
-                self.declare(record)
+                self.declare(record, index)
                 return
             if kind == "note":
                 return
@@ -416,6 +418,8 @@ class _TraceCheck:
         for u in units:
             notes.extend(getattr(u, "notes", ()))
         checked = self.checked + sum(u.checked for u in units)
+        if found is not None and found.blame is not None:
+            found = _with_stack(feed, self.replays[found.node], found, self.mode, self.window)
         if found is not None and found.kind == "state":
             found = _attribute_state(feed, self.replays[found.node], found, self.mode, self.window)
         elif found is not None and found.refine and found.cause is not None and found.node in self.replays:
@@ -473,7 +477,24 @@ def _node_states(replays: dict[str, NodeReplay], others: dict[str, dict[str, Any
     return out
 
 
-# --- explaining a state divergence ------------------------------------------------------------
+# --- explaining a divergence --------------------------------------------------------------------
+
+
+def _with_stack(feed: _Feed, replay: NodeReplay, divergence: Divergence, mode: Mode, window: int) -> Divergence:
+    """Name the clause of a divergence about an output from the reference's stack when it made it.
+
+    The checker's pass does not record stacks (:class:`~mqspec.oracle.replay.NodeReplay`): the node
+    is replayed again from its declaration up to the input that made the output, this time with
+    them. Its events up to that input are those the pass gave it (none after the divergence it
+    is looking at), and no handover comes before it (a handover turns stacks on in the pass).
+    """
+    cause, order, innermost = divergence.blame  # type: ignore[misc]
+    again = NodeReplay(replay.first_decl, mode, window, replay.observes)
+    for i, _, record in feed.events(until=cause + 1):
+        if i > replay.since and record.get("node") == replay.name and record["event"] in _STACK_AGAIN:
+            again.event(i, record)
+    stack = next((e.stack for e in again.pending if e.order == order), None) or ()
+    return attrs.evolve(divergence, blame=None, **blamed(stack, innermost))
 
 
 def _attribute_state(feed: _Feed, replay: NodeReplay, divergence: Divergence, mode: Mode,

@@ -27,6 +27,7 @@ Matching outputs (what allowed nondeterminism means here):
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -100,6 +101,9 @@ class Divergence:
     #: the clause is only the handler the input went to: the checker looks for the rule that
     #: decided to make no such output (attribution.DecisionWatch)
     refine: bool = attrs.field(default=False, eq=False)
+    #: (input, order, innermost) of the output whose clause stack names the clause, when the node
+    #: did not record stacks: the checker replays the node again to find it (see :func:`blamed`)
+    blame: tuple[int, int, bool] | None = attrs.field(default=None, eq=False)
 
 
 @attrs.define(eq=False, slots=True)
@@ -114,16 +118,27 @@ class Expected:
     order: int
     batch: int
     input_index: int
-    stack: tuple[Clause, ...]
+    stack: tuple[Clause, ...] | None  # None: not recorded (NodeReplay.stacks)
     matched_at: int | None = None
 
 
 class NodeReplay:
-    """The reference copy of one node and what it still expects the trace to show."""
+    """The reference copy of one node and what it still expects the trace to show.
 
-    def __init__(self, decl: dict[str, Any], mode: Mode, window: int, observes: frozenset[str]) -> None:
+    With ``stacks`` off, the registered clauses on the reference's stack at each output are not
+    recorded (walking the stack costs a tenth of a check): a divergence about an output then
+    carries :attr:`Divergence.blame` instead of its clause, and the checker replays the node
+    again, with stacks on, to name it. A handover turns them on for the rest of the trace (the
+    replay again does not take handovers).
+    """
+
+    def __init__(self, decl: dict[str, Any], mode: Mode, window: int, observes: frozenset[str],
+                 stacks: bool = True) -> None:
         self.name: str = decl["name"]
         self.decl = decl
+        self.first_decl = decl  # the declaration as given (a handover may change decl)
+        self.since = 0  # the event that declared the node
+        self.stacks = stacks
         self.mode = mode
         self.window = window
         self.observes = observes
@@ -271,14 +286,13 @@ class NodeReplay:
         if wrong:
             caller = any(k in CALLER_PROPERTIES for k, _, _ in wrong)
             # the caller passes iPriority, iTimeout, iAckRequested and the queues; 3.1.7.2.1 sets the rest
-            clause = responsible(e.stack) if caller else (e.stack[0] if e.stack else None)
             self._diverge(Divergence(
                 index, self.name, "output-differs",
                 f"{self.name} sends {_message_name(e.message)} to {record['to']} with "
                 + ", ".join(f"{k} {a!r} (the reference: {x!r})" for k, x, a in wrong),
                 expected={k: x for k, x, _ in wrong}, actual={k: a for k, _, a in wrong},
                 diff=tuple({"field": k, "expected": x, "actual": a} for k, x, a in wrong),
-                clause=clause, via=e.stack, cause=e.input_index))
+                cause=e.input_index, **_blamed(e, innermost=not caller)))
 
     def _unmatched_send(self, index: int, record: dict[str, Any], body: str, to: str) -> None:
         try:
@@ -309,8 +323,8 @@ class NodeReplay:
             index, self.name, "output-differs",
             f"{self.name} sends {_message_name(actual)} to {record['to']} that differs from the reference's "
             f"{_message_name(best.message)} to {best.fields['to']} ({plural(len(diff), 'field')}, first {first})",
-            expected=expected, actual=to_json(actual), diff=tuple(diff), clause=responsible(best.stack),
-            via=best.stack, cause=best.input_index))
+            expected=expected, actual=to_json(actual), diff=tuple(diff), cause=best.input_index,
+            **_blamed(best)))
 
     def _alternative(self, e: Expected, actual: Any) -> bool:
         """The trace's message differs from the reference's only where the text leaves a choice."""
@@ -372,7 +386,7 @@ class NodeReplay:
                         f"{record['status']:#010x}; the reference's status is {e.fields['status']:#010x}",
                         expected=e.fields, actual=_strip(record),
                         diff=({"field": "status", "expected": e.fields["status"], "actual": record["status"]},),
-                        clause=responsible(e.stack), via=e.stack, cause=e.input_index))
+                        cause=e.input_index, **_blamed(e)))
                 return
         waiting = [p for p in self.qm.pending_requests.values() if p.origin == "client"
                    and self.request_ids.get(p.client_request, p.client_request) == record["request"]]
@@ -408,7 +422,7 @@ class NodeReplay:
                 index, self.name, "output-differs",
                 f"{self.name} raises directory {record['operation']} that differs from the reference's "
                 f"({', '.join(d['field'] for d in diff)})", expected=best.fields, actual=given, diff=diff,
-                clause=responsible(best.stack), via=best.stack, cause=best.input_index))
+                cause=best.input_index, **_blamed(best)))
             return
         self._unexpected(index, f"{self.name} raises directory {record['operation']}",
                          "the reference raises no such event", given,
@@ -424,7 +438,7 @@ class NodeReplay:
             self._diverge(Divergence(
                 index, self.name, "unexpected-output",
                 f"{what} a second time; the reference makes it once (event {original.matched_at})", actual=actual,
-                clause=responsible(original.stack), via=original.stack, cause=original.input_index))
+                cause=original.input_index, **_blamed(original)))
             return
         self._diverge(Divergence(index, self.name, "unexpected-output", f"{what}; {why}", actual=actual,
                                  clause=self._entry_of_last_input(), cause=cause, refine=True))
@@ -449,6 +463,7 @@ class NodeReplay:
 
     def on_handover(self, index: int, record: dict[str, Any]) -> None:
         if self.behavioural:
+            self.stacks = True  # a replay again (to name a clause) stops before the first handover
             from .handover import take  # modelling E-313: the new PSC takes over, a BSC learns its name
 
             take(self, index, record)
@@ -472,7 +487,7 @@ class NodeReplay:
     def _run(self, index: int, record: dict[str, Any], handler: Callable[[Context], object]) -> None:
         self.checked += 1
         ctx = Context(self.name, self.mode, record["t"] + self.offset)
-        effects = ctx.effects = ClauseEffects(_RUN_CODE)
+        effects = ctx.effects = ClauseEffects(_RUN_CODE) if self.stacks else []
         if self.watch is not None:
             self.watch.run(lambda: handler(ctx))
         else:
@@ -480,7 +495,7 @@ class NodeReplay:
         batch = self.inputs
         outputs: list[Expected] = []
         observes = self.observes
-        for effect, stack in zip(effects, effects.stacks):
+        for effect, stack in zip(effects, effects.stacks if self.stacks else _NO_STACKS):
             kind = type(effect)
             if kind is EnqueueMessage:
                 if effect.destination and "send" in observes:
@@ -511,11 +526,12 @@ class NodeReplay:
             self.batches[batch] = outputs
 
     def _expected(self, kind: str, key: Any, to: str | None, fields: dict[str, Any], message: Any,
-                  stack: tuple[Clause, ...], batch: int, index: int) -> Expected:
+                  stack: tuple[Clause, ...] | None, batch: int, index: int) -> Expected:
         self.order += 1
         return Expected(kind, key, to, fields, message, self.order, batch, index, stack)
 
-    def _expected_send(self, effect: EnqueueMessage, stack: tuple[Clause, ...], batch: int, index: int) -> Expected:
+    def _expected_send(self, effect: EnqueueMessage, stack: tuple[Clause, ...] | None, batch: int,
+                       index: int) -> Expected:
         body = mqdsrp.encode(effect.body).hex()
         fields = {
             "to": effect.destination, "body": body, "queue": effect.format_name,
@@ -551,7 +567,7 @@ class NodeReplay:
                 position, self.name, "missing-output",
                 f"{self.name} does not show {what}, which the reference produces in answer to event "
                 f"{e.input_index}", expected=_json(e) if e.kind == "send" else e.fields,
-                clause=responsible(e.stack), via=e.stack, cause=e.input_index))
+                cause=e.input_index, **_blamed(e)))
 
     def _entry_of_last_input(self) -> Clause | None:
         if self.last_input is None:
@@ -579,6 +595,18 @@ class NodeReplay:
 
     def _decode_divergence(self, index: int, record: dict[str, Any], exc: DecodeError) -> None:
         self._diverge(decode_divergence(self.name, index, record, exc))
+
+
+def blamed(stack: tuple[Clause, ...], innermost: bool = False) -> dict[str, Any]:
+    """The clause and ``via`` of a divergence about an output made with this clause stack: the
+    innermost clause that is not a generic carrier (``innermost``: the innermost one)."""
+    return {"clause": (stack[0] if stack else None) if innermost else responsible(stack), "via": stack}
+
+
+def _blamed(e: Expected, innermost: bool = False) -> dict[str, Any]:
+    if e.stack is None:  # not recorded: the checker replays the node again to find it
+        return {"blame": (e.input_index, e.order, innermost)}
+    return blamed(e.stack, innermost)
 
 
 def clause_at(section: str) -> Clause | None:
@@ -649,3 +677,4 @@ _HANDLERS: dict[str, Callable[[NodeReplay, int, dict[str, Any]], None]] = {
     "notification": NodeReplay.on_ignore,
 }
 _RUN_CODE = NodeReplay._run.__code__
+_NO_STACKS = itertools.repeat(None)
