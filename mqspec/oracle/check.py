@@ -45,6 +45,7 @@ from mqspec.refimpl.effects import Mode
 from . import attribution
 from .attribution import describe
 from .coverage import ClauseCoverage, section_key
+from .replay import _HANDLERS as _NODE_HANDLERS
 from .replay import Divergence, InputError, NodeReplay, blamed
 from .source import LineSource, Survey, survey
 from .trace_format import INPUT_KINDS, NODE_KINDS, OUTPUT_KINDS, Trace, TraceError
@@ -338,7 +339,8 @@ class _TraceCheck:
             # the common case, first: an MC-MQDSRP event before any divergence
             unit = self.replays[record["node"]]
             try:
-                unit.event(index, record)
+                if unit.divergence is None:  # NodeReplay.event, inlined
+                    _NODE_HANDLERS[kind](unit, index, record)
             except InputError as exc:
                 raise TraceError(self.path, line, exc.field, exc.reason) from None
             except Exception as exc:  # noqa: BLE001 - the reference failed on this event: its own outcome
