@@ -123,9 +123,13 @@ def trace() -> None:
 @click.option("--lenient", is_flag=True, help="Decode with the receiver-side leniency the spec allows.")
 def from_pcap(pcap: str, output: str, nodes: tuple[str, ...], topology: str | None, trace_id: str | None,
               lenient: bool) -> None:
-    """Build a trace from a capture: MQSD datagrams, MQDSRP and MQCN messages over MQQB."""
+    """Build a trace from a capture: MQSD datagrams, MQDSRP and MQCN messages over MQQB.
+
+    The trace is written line by line once the capture is read (beyond the capture's messages,
+    memory does not grow with it).
+    """
     from mqspec.capture import CaptureError
-    from mqspec.oracle.from_pcap import convert
+    from mqspec.oracle.from_pcap import write_trace
 
     names = {}
     for item in nodes:
@@ -152,12 +156,24 @@ def from_pcap(pcap: str, output: str, nodes: tuple[str, ...], topology: str | No
                 _fail("usage", f"{topology}: nodes[{i}].addresses: expected a list of IP addresses")
             decl["addresses"] = [_ip_address(a, f"{topology}: nodes[{i}].addresses[{j}]")
                                  for j, a in enumerate(addresses)]
+    out: Any = None
+
+    def write(text: str) -> None:  # the file is opened once the capture is read: none for a bad capture
+        nonlocal out
+        if out is None:
+            out = open(output, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        out.write(text)
+
     try:
-        text = convert(pcap, trace_id=trace_id, names=names, topology=declarations, lenient=lenient)
+        lines = write_trace(pcap, write, trace_id=trace_id, names=names, topology=declarations, lenient=lenient)
     except CaptureError as exc:
         _fail("capture error", str(exc))
-    _write(output, text)
-    click.echo(f"{output}: {plural(text.count(chr(10)), 'line')}")
+    except OSError as exc:
+        _fail("error", f"{output}: {exc.strerror}")
+    finally:
+        if out is not None:
+            out.close()
+    click.echo(f"{output}: {plural(lines, 'line')}")
 
 
 def _ip_address(text: object, where: str) -> str:
@@ -211,10 +227,3 @@ def schema() -> None:
     from mqspec.oracle.trace_format import schema_text
 
     click.echo(schema_text(), nl=False)
-
-
-def _write(output: str, text: str) -> None:
-    try:
-        Path(output).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        _fail("error", f"{output}: {exc.strerror}")

@@ -25,7 +25,7 @@ the trace is extended with their ``start`` events.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +101,32 @@ def _direct_machine(queue: str | None) -> str | None:
 def convert(path: str | Path, *, trace_id: str | None = None, names: dict[str, str] | None = None,
             topology: Iterable[dict[str, Any]] = (), lenient: bool = False) -> str:
     """The NDJSON text of the trace a capture shows (CaptureError for an unreadable file)."""
-    rows = scan(path, lenient=lenient)
+    out = io.StringIO()
+    write_trace(path, out.write, trace_id=trace_id, names=names, topology=topology, lenient=lenient)
+    return out.getvalue()
+
+
+def write_trace(path: str | Path, write: Callable[[str], object], *, trace_id: str | None = None,
+                names: dict[str, str] | None = None, topology: Iterable[dict[str, Any]] = (),
+                lenient: bool = False) -> int:
+    """Write the trace a capture shows line by line through ``write``; the number of lines.
+
+    The capture is scanned first (a CaptureError comes before anything is written), then its
+    rows are written (:func:`write_rows`).
+    """
+    name = Path(path).name
+    return write_rows(scan(path, lenient=lenient), write, trace_id=trace_id or f"pcap:{name}",
+                      source=f"pcap {name}", names=names, topology=topology)
+
+
+def write_rows(rows: list[dict[str, Any]], write: Callable[[str], object], *, trace_id: str, source: str,
+               names: dict[str, str] | None = None, topology: Iterable[dict[str, Any]] = ()) -> int:
+    """Write the trace of a capture's rows (:func:`scan`) line by line; the number of lines.
+
+    Each row's events are written as they are made: beyond the rows, memory does not grow with
+    the capture. The header (which declares every server the capture shows) comes from a first
+    look at the rows.
+    """
     declared = {d["name"]: dict(d) for d in topology}
     name_of: dict[str, str] = dict(names or {})
     for decl in declared.values():
@@ -120,19 +145,20 @@ def convert(path: str | Path, *, trace_id: str | None = None, names: dict[str, s
             decl["addresses"].append(ip)
         return name
 
-    events: list[dict[str, Any]] = []
+    for row in rows:  # every server a message names, in the order the events name them
+        if row.get("_raw") is not None:
+            node(row["src"])
+            node(row["dst"])
+    writer = TraceWriter(trace_id, write)
+    writer(header(source=source, nodes=declared.values()))
     last_t = rows[0]["time"] if rows else 0.0
     start = last_t
     for row in rows:
         t = max(row["time"], last_t)  # a capture's clock can step back; a trace's cannot
         last_t = t
-        events.extend(_events(row, round(t - start, 6), node))
-    out = io.StringIO()
-    writer = TraceWriter(trace_id or f"pcap:{Path(path).name}", out.write)
-    writer(header(source=f"pcap {Path(path).name}", nodes=declared.values()))
-    for event in events:
-        writer(event)
-    return out.getvalue()
+        for event in _events(row, round(t - start, 6), node):
+            writer(event)
+    return writer.count
 
 
 def _events(row: dict[str, Any], t: float, node: Any) -> list[dict[str, Any]]:

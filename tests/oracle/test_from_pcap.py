@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from mqspec import mqqb
 from mqspec.clauses import covers
 from mqspec.cli_check import check, trace
 from mqspec.oracle.check import check_text
-from mqspec.oracle.from_pcap import convert, host
+from mqspec.oracle.from_pcap import convert, host, scan, write_rows
 from mqspec.oracle.record import scenario_trace
 from mqspec.oracle.trace_format import load
 from mqspec.pcapwrite import TcpConversation, udp_frame, write_pcap
@@ -228,3 +229,37 @@ def test_a_trace_with_a_utf8_byte_order_mark_is_read(tmp_path, sends):
     assert plain.exit_code == marked.exit_code == 0, marked.output
     assert marked.output.replace(str(bom), str(out)) == plain.output
     assert [t.events for t in load(bom)] == [t.events for t in load(out)]
+
+
+def _conversion_memory(path: Path) -> tuple[int, int, int]:
+    """(peak bytes allocated while a capture's scanned rows are written as a trace, beyond the rows
+    themselves; bytes of trace written; write calls): tracemalloc counts every Python allocation."""
+    written, calls = [0], [0]
+
+    def write(text: str) -> None:
+        written[0] += len(text)
+        calls[0] += 1
+
+    tracemalloc.start()
+    try:
+        rows = scan(path)
+        held = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        lines = write_rows(rows, write, trace_id="t", source="s")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert lines == calls[0]
+    return peak - held, written[0], calls[0]
+
+
+def test_from_pcap_writes_line_by_line_in_memory_that_does_not_grow_with_the_capture(tmp_path, sends):
+    """A capture four times larger needs no more memory to become a trace beyond its scanned rows:
+    each line is written as it is made (one write a line), none is held until the end."""
+    extra = {}
+    for k in (1, 4):
+        replication_capture(tmp_path / f"{k}.pcap", sends * k)
+        extra[k], written, calls = _conversion_memory(tmp_path / f"{k}.pcap")
+        assert calls == 2 * len(sends) * k + 1  # the header, then a send and a receive a message
+    assert written > 200_000  # holding the output (or its events) would take more than the bound below
+    assert extra[4] < 48 * 1024 and extra[1] < 48 * 1024, extra
