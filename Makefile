@@ -39,6 +39,8 @@ docs: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/codec.py --json
 	$(BIN)/python bench/simulate.py --json
+	$(BIN)/python bench/check.py --json
+	$(BIN)/python bench/check_memory.py --json
 
 clean:
 	rm -rf $(VENV) docs/_build build *.egg-info

@@ -4,7 +4,7 @@ Writes (streaming) a generated trace of at least ``--megabytes`` MB to ``--trace
 temporary directory; reused when it is already large enough), then runs ``mqspec check`` on it in a
 child process and reports the child's peak resident set size, its CPU seconds and events per
 CPU second. When it writes the trace it runs the recorder in a child too and reports the same for
-recording. The limit is 300 MB whatever the trace's size (issue 12); the figures depend on the
+recording (each child's own peak, from ``os.wait4``). The limit is 300 MB whatever the trace's size (issue 12); the figures depend on the
 machine's load, so note ``uptime`` beside them.
 
     python bench/check_memory.py --json [--megabytes 110] [--trace PATH] [--coverage]
@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -35,17 +34,18 @@ with open(sys.argv[1], "w", encoding="utf-8") as f:
 
 
 def child(args: list[str]) -> dict[str, float]:
-    """Run a child process; its peak RSS (MB), CPU and wall seconds, and exit status."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """Run a child process; its own peak RSS (MB), CPU and wall seconds, and exit status."""
     t0 = time.monotonic()
-    done = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    stderr = proc.stderr.read()  # type: ignore[union-attr]
+    proc.stderr.close()  # type: ignore[union-attr]
+    _, status, usage = os.wait4(proc.pid, 0)  # this child's resources alone, not the largest child so far
+    proc.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode not in (0, 3) and "mqspec" in " ".join(args[:3]):
-        sys.exit(f"bench/check_memory.py: {' '.join(args)} exited {done.returncode}: {done.stderr.strip()}")
-    return {"peak_rss_mb": round(after.ru_maxrss / 1024, 1),  # the largest child so far: run the biggest last
-            "cpu_seconds": round((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), 2),
-            "wall_seconds": round(wall, 2), "exit": done.returncode}
+    if proc.returncode not in (0, 3) and "mqspec" in " ".join(args[:3]):
+        sys.exit(f"bench/check_memory.py: {' '.join(args)} exited {proc.returncode}: {stderr.strip()}")
+    return {"peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+            "wall_seconds": round(wall, 2), "exit": proc.returncode}
 
 
 def main() -> None:
