@@ -47,6 +47,18 @@ class Guid:
     def __str__(self) -> str:
         return _text(self.bytes_le)
 
+    def __eq__(self, other: object) -> bool:
+        # attrs' generated __eq__ less its one-field tuples: GUIDs are compared on every
+        # partition and object lookup of the simulator
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.bytes_le == other.bytes_le  # type: ignore[attr-defined]
+
+    def __ne__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self.bytes_le != other.bytes_le  # type: ignore[attr-defined]
+
     def __hash__(self) -> int:
         # the bytes' own hash (CPython keeps it): GUIDs key the simulator's every dict, and the
         # generated hash of a one-field tuple costs a tuple per lookup

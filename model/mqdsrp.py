@@ -66,7 +66,7 @@ __all__ = [
     "ChangeRequestMessage", "Command", "CompleteSync0", "DirectoryChange",
     "EMPTY_SEQ_NUMBER_HEADER",
     "MESSAGE_TYPES", "Operation", "PSCAckMessage", "PartitionSeqNumbers", "ReplicationMessage",
-    "Scope", "SeqNumberHeader", "SyncReplyMessage", "SyncRequestMessage", "decode",
+    "Scope", "SeqNumberHeader", "SyncReplyMessage", "SyncRequestMessage", "decode", "decode_shared",
     "decode_directory_change", "decode_partition_seq_numbers", "decode_seq_number_header",
     "encode", "encode_directory_change", "encode_partition_seq_numbers",
     "encode_seq_number_header",
@@ -437,10 +437,45 @@ def _decode_changes(r: Reader, n: int, where: str) -> tuple[DirectoryChange, ...
     i = 0
     try:
         for i in range(n):
-            changes.append(decode_directory_change(r))
+            changes.append(_decode_known_change(r))
     except DecodeError as e:
         raise e.within(f"{where}[{i}]") from None
     return tuple(changes)
+
+
+#: DirectoryChanges already decoded, by their bytes: their first DIRECTORY_CHANGE_MIN_SIZE bytes
+#: -> [(all their bytes, the change)]; emptied when it holds KNOWN_CHANGES_LIMIT keys
+_KNOWN_CHANGES: dict[bytes, list[tuple[bytes, DirectoryChange]]] = {}
+KNOWN_CHANGES_LIMIT = 1 << 14
+
+
+def _decode_known_change(r: Reader) -> DirectoryChange:
+    """:func:`decode_directory_change`, giving bytes decoded before the value they gave then.
+
+    A PSC passes every change it applies on to each of its BSCs, batched differently per BSC,
+    so the same change bytes arrive inside many different messages. Decoding reads a change
+    front to back and stops where it ends (the encoding is prefix-free), so bytes that start
+    with a change's bytes decode to that same change and end at the same place; the value is
+    immutable, so it is shared. Bytes that fail to decode are never remembered.
+    """
+    data, pos = r.data, r.pos
+    head = data[pos : pos + DIRECTORY_CHANGE_MIN_SIZE]
+    known = _KNOWN_CHANGES.get(head)
+    if known is not None:
+        for wire, change in known:
+            end = pos + len(wire)
+            if end <= r.end and data.startswith(wire, pos):
+                r.pos = end
+                return change
+    change = decode_directory_change(r)
+    entry = (data[pos : r.pos], change)
+    if known is None:
+        if len(_KNOWN_CHANGES) >= KNOWN_CHANGES_LIMIT:
+            _KNOWN_CHANGES.clear()
+        _KNOWN_CHANGES[head] = [entry]
+    elif len(known) < 8:
+        known.append(entry)
+    return change
 
 
 @clause("MC-MQDSRP", "2.2.6.5", "SyncReplyMessage")
@@ -550,6 +585,32 @@ def decode(data: bytes, *, lenient: bool = False) -> ReplicationMessage:
     decoder, name, section = _DECODERS[op]
     msg = decoder(r, site_id)
     r.finish(name, section)
+    return msg
+
+
+#: decode_shared's memo, bytes -> their message; emptied when it holds SHARED_DECODE_LIMIT
+_SHARED: dict[bytes, ReplicationMessage] = {}
+SHARED_DECODE_LIMIT = 4096
+
+
+def decode_shared(data: bytes) -> ReplicationMessage:
+    """:func:`decode`, giving the same value to every caller with equal bytes.
+
+    A decoded message is immutable all the way down (frozen attrs values holding tuples, str,
+    bytes, int and other frozen values), so the receivers of one set of bytes (a PSC's change
+    propagation to each BSC, the same sync reply sent to several servers) can share one value
+    instead of each building an equal one. Bytes that do not decode are not remembered: every
+    call raises its DecodeError afresh. The memo is emptied when full, so it only ever costs
+    the last few thousand messages.
+    """
+    if type(data) is not bytes:
+        return decode(data)
+    msg = _SHARED.get(data)
+    if msg is None:
+        msg = decode(data)
+        if len(_SHARED) >= SHARED_DECODE_LIMIT:
+            _SHARED.clear()
+        _SHARED[data] = msg
     return msg
 
 

@@ -511,8 +511,30 @@ def _blob_bytes(value: bytes) -> bytes:
 _VALUE_WRITERS = {propid: _value_writer(pdef) for propid, pdef in PROPID_BY_VALUE.items()}
 
 
+#: encode_directory_change's memo, id(change) -> (change, its wire form): an entry holds its
+#: change, so no other object can take that id while the entry lives; emptied when full
+_ENCODED: dict[int, tuple[DirectoryChange, bytes]] = {}
+ENCODED_LIMIT = 1 << 14
+
+
 def encode_directory_change(change: DirectoryChange) -> bytes:
-    """The wire form of one DirectoryChange (2.2.4)."""
+    """The wire form of one DirectoryChange (2.2.4).
+
+    A DirectoryChange is frozen, so its wire form is computed once per object: an authority
+    queues one change object for every neighbor, and a PSC passes each change it applies on to
+    every BSC, so the same object is encoded into many messages.
+    """
+    hit = _ENCODED.get(id(change))
+    if hit is not None and hit[0] is change:
+        return hit[1]
+    wire = _encode_directory_change(change)
+    if len(_ENCODED) >= ENCODED_LIMIT:
+        _ENCODED.clear()
+    _ENCODED[id(change)] = (change, wire)
+    return wire
+
+
+def _encode_directory_change(change: DirectoryChange) -> bytes:
     props = change.properties
     n = len(props)
     if change.guid_identifier is not None:

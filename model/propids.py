@@ -63,10 +63,11 @@ class ObjectType(enum.IntEnum):
 def object_type_of(propid: int) -> ObjectType | None:
     """MC-MQDSRP 3.1.1.4: the object type a PROPID belongs to, or None when unknown."""
     r_type = (propid - 1000) // 100 if propid > 1000 else propid // 100
-    try:
-        return ObjectType(r_type)
-    except ValueError:
-        return None
+    return _OBJECT_TYPES.get(r_type)
+
+
+#: ObjectType by value (what ObjectType(value) finds, without the enum call: every change asks)
+_OBJECT_TYPES: dict[int, ObjectType] = {t.value: t for t in ObjectType}
 
 
 @attrs.frozen

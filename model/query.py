@@ -248,6 +248,45 @@ class Restriction:
         """True when every property restriction evaluates to TRUE for these property values."""
         return all(r.matches(properties) for r in self.restrictions)
 
+    def matcher(self) -> Callable[[Mapping[int, object]], bool]:
+        """:meth:`matches` as a function, for testing one restriction against many objects.
+
+        It gives the same answers and raises the same errors, in the same order: each term is
+        still tested in turn and stops at the first that fails. What it does once instead of
+        once per object is look up each term's definition and operator and work out the
+        constant's comparison key; and a ``*_SEQNUM`` blob is compared as the integer its 8
+        bytes spell, which orders exactly as the SequenceNumber :func:`comparison_key` gives.
+        """
+        terms = []
+        for r in self.restrictions:
+            pdef = PROPID_BY_VALUE[r.propid]
+            if r.propid in SEQNUM_PROPIDS:
+                right = comparison_key(pdef, r.value)
+                terms.append((r.propid, pdef, _OPERATORS[r.relation], True, right.value))
+            else:
+                terms.append((r.propid, pdef, _OPERATORS[r.relation], False, comparison_key(pdef, r.value)))
+
+        def matches(properties: Mapping[int, object]) -> bool:
+            for propid, pdef, op, seqnum, right in terms:
+                if propid not in properties:
+                    return False  # a property the object lacks satisfies no relation
+                value = properties[propid]
+                if seqnum:
+                    if isinstance(value, SequenceNumber):
+                        left = value.value
+                    else:
+                        check_value(pdef, value)
+                        if len(value) != 8:  # type: ignore[arg-type]
+                            return False  # a malformed sequence number compares with nothing
+                        left = int.from_bytes(value, "big")  # type: ignore[arg-type]
+                else:
+                    left = _stored_key(pdef, value)
+                if not op(left, right):
+                    return False
+            return True
+
+        return matches
+
     def select(self, objects: Iterable[M]) -> list[M]:
         """The objects that satisfy the restriction, in their given order."""
         return [o for o in objects if self.matches(o)]

@@ -62,25 +62,28 @@ class SequenceNumber:
         """The 8-byte array as it appears on the wire (byte 1 first)."""
         return self.value.to_bytes(8, "big")
 
+    # The arithmetic below builds its results with _masked: a value masked to 64 bits is an
+    # int in 0..2**64-1, which is all the validator checks (the handlers do this on every change).
+
     def increment(self) -> SequenceNumber:
         """Increment (2.2.2): add one; MAX wraps to MIN."""
-        return SequenceNumber((self.value + 1) & _MASK)
+        return _masked((self.value + 1) & _MASK)
 
     def decrement(self) -> SequenceNumber:
         """Decrement (2.2.2): subtract one; MIN wraps to MAX."""
-        return SequenceNumber((self.value - 1) & _MASK)
+        return _masked((self.value - 1) & _MASK)
 
     def add(self, n: int) -> SequenceNumber:
         """Addition (2.2.2): Increment ``n`` times, i.e. add ``n`` modulo 2**64."""
         if n < 0:
             raise ModelError(f"Addition takes an unsigned integer, not {n}")
-        return SequenceNumber((self.value + n) & _MASK)
+        return _masked(int((self.value + n) & _MASK))
 
     def sub(self, n: int) -> SequenceNumber:
         """Subtraction (2.2.2): Decrement ``n`` times, i.e. subtract ``n`` modulo 2**64."""
         if n < 0:
             raise ModelError(f"Subtraction takes an unsigned integer, not {n}")
-        return SequenceNumber((self.value - n) & _MASK)
+        return _masked(int((self.value - n) & _MASK))
 
     def compare(self, other: SequenceNumber) -> int:
         """Compare (2.2.2): -1, 0 or 1 as ``self`` is less than, equal to or greater than ``other``."""
@@ -110,6 +113,16 @@ class SequenceNumber:
         if other.__class__ is not SequenceNumber:
             return NotImplemented
         return self.value >= other.value
+
+
+_set_value = SequenceNumber.__dict__["value"].__set__
+
+
+def _masked(value: int) -> SequenceNumber:
+    """A SequenceNumber of a value already masked to 64 bits, without the validator's check."""
+    seq = object.__new__(SequenceNumber)
+    _set_value(seq, value)
+    return seq
 
 
 SequenceNumber.MIN = SequenceNumber(0)

@@ -218,6 +218,45 @@ def test_restriction_selects_matching_objects_in_order():
         Restriction([(Relation.PREQ, QUOTA, 1)])
 
 
+def _answer(test, properties):
+    """What a match test returns for these properties, or the type of the error it raises."""
+    try:
+        return test(properties)
+    except ModelError:
+        return ModelError
+
+
+@covers("MS-MQDS", "2.2.13")
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(Relation),
+            st.sampled_from(ORDERABLE).flatmap(
+                lambda p: st.tuples(st.just(p), value_of(p.vartype), st.none() | value_of(p.vartype))
+            ),
+        ),
+        max_size=4,
+    ),
+    st.booleans(),
+)
+def test_a_compiled_matcher_answers_as_matches(parts, as_sequence_numbers):
+    """Restriction.matcher gives matches' answer for any object, errors included (begin_lookup uses it)."""
+    terms, properties = [], {}
+    for rel, (pdef, constant, stored) in parts:
+        if pdef.propid in SEQNUM_PROPIDS:
+            constant = constant[:8].ljust(8, b"\0")
+            if stored is not None and as_sequence_numbers and len(stored) >= 8:
+                stored = SequenceNumber.from_bytes(stored[:8])  # a stored SequenceNumber also works
+        terms.append(PropertyRestriction.of(rel, pdef.propid, constant))
+        if stored is not None:  # else the object lacks the property
+            properties[pdef.propid] = stored
+    restriction = Restriction(terms)
+    matcher = restriction.matcher()
+    assert _answer(matcher, properties) == _answer(restriction.matches, properties)
+    wrong = {**properties, QUOTA: "1", Q_SEQNUM: 7}  # values of another VARTYPE: a ModelError both ways
+    assert _answer(matcher, wrong) == _answer(restriction.matches, wrong)
+
+
 # --- MQCOLUMNSET, MQSORTKEY, MQSORTSET ----------------------------------------------------------
 
 
