@@ -44,7 +44,8 @@ import attrs
 
 from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
-from mqspec.model.propids import PROPIDS, ObjectType
+from mqspec.model.propids import PROPID_BY_VALUE, PROPIDS, ObjectType
+from mqspec.model.propvalue import Property
 from mqspec.model.query import ColumnSet, Relation, Restriction, SortSet
 from mqspec.model.seqnum import MIN_SEQ_NUMBER, SequenceNumber
 from mqspec.wording import plural
@@ -132,11 +133,17 @@ def _type_of_propid(propid: int) -> int:
     return (propid - 1000) // 100 if propid > 1000 else propid // 100
 
 
+#: _type_of_propid of every registered PROPID, worked out once (Create and Update test each property)
+_PROPID_TYPE: dict[int, int] = {propid: _type_of_propid(propid) for propid in PROPID_BY_VALUE}
+
+
 def _as_dict(properties: Mapping[int, object] | Iterable[Any] | None) -> dict[int, object]:
     """Properties as a PROPID -> value dict; accepts a mapping or Property-like (propid, value) items."""
     if properties is None:
         return {}
-    if isinstance(properties, Mapping):
+    if type(properties) is tuple:  # a DirectoryChange's Property values (never a Mapping)
+        return {p.propid: p.value for p in properties}
+    if type(properties) is dict or isinstance(properties, Mapping):
         return dict(properties)
     return {p.propid: p.value for p in properties}
 
@@ -156,6 +163,16 @@ class DirectoryObject:
     partition_id: Guid
     seq_number: SequenceNumber
     properties: dict[int, object] = attrs.field(factory=dict)
+    #: ``properties`` is shared with other stores' replicas of the object: the store copies it
+    #: before changing it (copy on write), and properties_of hands out a copy of its own
+    shared: bool = attrs.field(default=False, eq=False, repr=False)
+
+    def own_properties(self) -> dict[int, object]:
+        """``properties``, made this object's own first if it is shared."""
+        if self.shared:
+            self.properties = dict(self.properties)
+            self.shared = False
+        return self.properties
 
     def copy(self) -> DirectoryObject:
         # values are immutable (int, str, bytes, Guid, tuples): a new dict is a deep copy
@@ -167,6 +184,70 @@ class DirectoryObject:
     def sort_key(self) -> tuple[int, bytes]:
         """Lookup order (E-196): ascending sequence number, then GUID bytes."""
         return (self.seq_number.value, self.guid.bytes_le)
+
+
+def _new_object(
+    object_type: int, path_name: str | None, guid: Guid | None,
+    properties: Mapping[int, object] | Iterable[Any] | None, partition_id: Guid, seq_number: SequenceNumber,
+) -> int | tuple[Guid, str | None, tuple[int, str] | None, dict[int, object]]:
+    """What Create Directory Object makes of its arguments, before it looks at the store.
+
+    An error status, or the new object's GUID, path name, path key and properties: the given
+    ones with the store's own (identity, partition, sequence number, path: E-193).
+    """
+    props = _as_dict(properties)
+    identity = _IDENTITY.get(object_type)
+    if identity is None:
+        return MQ_ERROR  # not a directory object type of 3.1.1.4
+    if DirectoryStore._illegal(object_type, props):
+        return MQ_ERROR_ILLEGAL_PROPID
+    if guid is None:
+        guid = props.get(identity)  # type: ignore[assignment]
+        if not isinstance(guid, Guid):
+            return MQ_ERROR
+    path_prop = _PATH.get(object_type)
+    if path_prop is None:
+        path_name = None  # E-192: users and routing links are named by GUID only
+    elif path_name is None:
+        value = props.get(path_prop)
+        path_name = value if isinstance(value, str) else None
+    key = None if path_name is None else _key(object_type, path_name)
+    # E-193: the store's own properties follow the event's arguments
+    props[identity] = guid
+    props[_PARTITION[object_type]] = partition_id
+    props[_SEQNUM[object_type]] = seq_number.to_bytes()
+    if path_name is not None:
+        props[path_prop] = path_name  # type: ignore[index]
+    return guid, path_name, key, props
+
+
+#: _new_object's results for a tuple of Property values, by (the tuple's id, the other
+#: arguments); an entry holds its tuple, so no other tuple takes that id while it lives.
+#: Emptied when it holds SHARED_OBJECTS_LIMIT entries.
+_NEW_OBJECTS: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
+SHARED_OBJECTS_LIMIT = 1 << 14
+
+
+def _new_object_shared(
+    object_type: int, path_name: str | None, guid: Guid | None, properties: tuple[Property, ...],
+    partition_id: Guid, seq_number: SequenceNumber,
+) -> int | tuple[Guid, str | None, tuple[int, str] | None, dict[int, object]]:
+    """:func:`_new_object` for a tuple of (frozen) Property values, one result for the same inputs.
+
+    Every replica applies the same decoded change (one shared tuple of properties) with the same
+    partition and sequence number, so every replica's object gets the same properties dict:
+    the store shares it between them and copies it before it changes it (DirectoryObject.shared).
+    """
+    key = (id(properties), object_type, path_name, guid, partition_id, seq_number)
+    hit = _NEW_OBJECTS.get(key)
+    if hit is not None and hit[0] is properties:
+        return hit[1]
+    made = _new_object(object_type, path_name, guid, properties, partition_id, seq_number)
+    if type(made) is not int:
+        if len(_NEW_OBJECTS) >= SHARED_OBJECTS_LIMIT:
+            _NEW_OBJECTS.clear()
+        _NEW_OBJECTS[key] = (properties, made)
+    return made
 
 
 class _Lookup:
@@ -230,6 +311,21 @@ class DirectoryStore:
             del self._parts[pid]
             del self._sums[pid]
 
+    def _reindex(self, obj: DirectoryObject, old_partition: Guid, old_hash: int) -> None:
+        """Index ``obj`` again after a change: it was in ``old_partition`` with content digest ``old_hash``."""
+        pid = obj.partition_id
+        if pid == old_partition:
+            self._sums[pid] = (self._sums[pid] - old_hash + _content_hash(obj)) % _SUM_MOD
+            return
+        part = self._parts[old_partition]
+        del part[obj.guid]
+        if part:
+            self._sums[old_partition] = (self._sums[old_partition] - old_hash) % _SUM_MOD
+        else:
+            del self._parts[old_partition]
+            del self._sums[old_partition]
+        self._index(obj)
+
     def partition_digest(self, partition_id: Guid) -> int:
         """A digest of the objects of one partition (GUID, type, path, sequence number); 0 when none.
 
@@ -258,7 +354,7 @@ class DirectoryStore:
 
     def properties_of(self, guid: Guid) -> dict[int, object]:
         """The properties of the object with ``guid`` (KeyError when there is none)."""
-        return self.objects[guid].properties
+        return self.objects[guid].own_properties()
 
     def _locate(
         self, object_type: int, path_name: str | None, guid: Guid | None, properties: Mapping[int, object]
@@ -276,7 +372,13 @@ class DirectoryStore:
     @staticmethod
     def _illegal(object_type: int, properties: Iterable[int]) -> bool:
         # a PROPID of another object type (3.1.1.4) cannot be a property of this object (E-194)
-        return any(_type_of_propid(propid) != object_type for propid in properties)
+        for propid in properties:
+            kind = _PROPID_TYPE.get(propid)
+            if kind is None:
+                kind = _type_of_propid(propid)
+            if kind != object_type:
+                return True
+        return False
 
     # --- Create / Update / Delete / Read Directory Object -------------------------------------
     def create(
@@ -295,33 +397,20 @@ class DirectoryStore:
         """
         if not isinstance(partition_id, Guid) or not isinstance(seq_number, SequenceNumber):
             raise ModelError("create takes a Guid partition_id and a SequenceNumber seq_number")
-        props = _as_dict(properties)
-        identity = _IDENTITY.get(object_type)
-        if identity is None:
-            return MQ_ERROR  # not a directory object type of 3.1.1.4
-        if self._illegal(object_type, props):
-            return MQ_ERROR_ILLEGAL_PROPID
-        if guid is None:
-            guid = props.get(identity)  # type: ignore[assignment]
-            if not isinstance(guid, Guid):
-                return MQ_ERROR
-        path_prop = _PATH.get(object_type)
-        if path_prop is None:
-            path_name = None  # E-192: users and routing links are named by GUID only
-        elif path_name is None:
-            value = props.get(path_prop)
-            path_name = value if isinstance(value, str) else None
-        key = None if path_name is None else _key(object_type, path_name)
+        shared = type(properties) is tuple and all(type(p) is Property for p in properties)
+        made = (_new_object_shared if shared else _new_object)(
+            object_type, path_name, guid, properties, partition_id, seq_number)
+        if type(made) is int:
+            return made
+        guid, made_path, key, props = made  # type: ignore[misc]
         if guid in self.objects or (key is not None and key in self._by_path):
             return MQDS_OBJECT_EXISTS
-        # E-193: the store's own properties follow the event's arguments
-        props[identity] = guid
-        props[_PARTITION[object_type]] = partition_id
-        props[_SEQNUM[object_type]] = seq_number.to_bytes()
-        if path_name is not None:
-            props[path_prop] = path_name  # type: ignore[index]
+        if made_path is not None:
+            if path_name is not None:
+                made_path = path_name  # the caller's own name (a shared entry holds an equal one)
             self._by_path[key] = guid  # type: ignore[index]
-        obj = self.objects[guid] = DirectoryObject(guid, object_type, path_name, partition_id, seq_number, props)
+        obj = self.objects[guid] = DirectoryObject(
+            guid, object_type, made_path, partition_id, seq_number, props, shared=shared)
         self._index(obj)
         return MQ_OK
 
@@ -351,25 +440,24 @@ class DirectoryStore:
             return MQ_ERROR  # an object's identity never changes
         path_prop = _PATH.get(object_type)
         new_path = props.get(path_prop) if path_prop is not None else None
+        # the partition index and digest follow the object once, after its path, partition and
+        # sequence number changed (nothing below fails once the object starts changing)
+        old_partition, old_hash = obj.partition_id, _content_hash(obj)
         if isinstance(new_path, str) and new_path != obj.path_name:
             key = _key(object_type, new_path)
             holder = self._by_path.get(key)
             if holder is not None and holder != obj.guid:
                 return MQDS_OBJECT_EXISTS
-            self._unindex(obj)
             if obj.path_name is not None:
                 del self._by_path[_key(object_type, obj.path_name)]
             self._by_path[key] = obj.guid
             obj.path_name = new_path
-            self._index(obj)
-        obj.properties.update(props)
-        if partition_id is not None or seq_number is not None:
-            self._unindex(obj)
-            if partition_id is not None:
-                obj.partition_id = partition_id
-            if seq_number is not None:
-                obj.seq_number = seq_number
-            self._index(obj)
+        obj.own_properties().update(props)
+        if partition_id is not None:
+            obj.partition_id = partition_id
+        if seq_number is not None:
+            obj.seq_number = seq_number
+        self._reindex(obj, old_partition, old_hash)
         # E-193: the maintained properties follow the object, whatever the caller passed
         obj.properties[identity] = obj.guid
         obj.properties[_PARTITION[object_type]] = obj.partition_id
@@ -436,11 +524,12 @@ class DirectoryStore:
         which objects of other types lack, and a missing property matches no relation.
         """
         cols = _column_ids(columns)
+        matches = None if restriction is None else restriction.matcher()
         chosen = [
             obj
             for obj in self._candidates(restriction)
             if (object_type is None or obj.object_type == object_type)
-            and (restriction is None or restriction.matches(obj.properties))
+            and (matches is None or matches(obj.properties))
         ]
         chosen.sort(key=DirectoryObject.sort_key)
         if sort is not None and sort.keys:
@@ -502,7 +591,7 @@ class DirectoryStore:
             for obj in list(self._parts.get(partition_id, {}).values()):
                 self._unindex(obj)
                 obj.seq_number = MIN_SEQ_NUMBER
-                obj.properties[_SEQNUM[obj.object_type]] = blob
+                obj.own_properties()[_SEQNUM[obj.object_type]] = blob
                 self._index(obj)
             return MQ_OK
         if operation == RESET_DELETE_MARKED:

@@ -17,11 +17,12 @@ handlers stand on (register entries E-180 .. E-189):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import attrs
 
 from mqspec.model.guid import Guid
+from mqspec.model.mqdsrp_changes import unchecked_constructor
 from mqspec.model.propids import PROPIDS, ObjectType
 from mqspec.model.propvalue import Property
 from mqspec.model.seqnum import SequenceNumber
@@ -53,14 +54,21 @@ ENTERPRISE_TYPES = (
 )
 
 
-def _as_dict(properties: Iterable[Property]) -> dict[int, object]:
-    return {p.propid: p.value for p in properties}
+#: DirectoryOperation has no validators: built field by field (attrs' frozen __init__ goes
+#: through object.__setattr__ per field), as every replica records two per change it applies
+_directory_operation = unchecked_constructor(DirectoryOperation)
 
 
-def _record(qm: QueueManager, ctx: Context, operation: str, status: int, **kw) -> None:
-    if "seq_number" in kw and isinstance(kw["seq_number"], SequenceNumber):
-        kw["seq_number"] = kw["seq_number"].value
-    ctx.emit(DirectoryOperation(qm.machine_name, operation, status, **kw))
+def _record(
+    qm: QueueManager, ctx: Context, operation: str, status: int, *, object_type: int | None = None,
+    path_name: str | None = None, guid: Guid | None = None, partition_id: Guid | None = None,
+    seq_number: SequenceNumber | int | None = None,
+) -> None:
+    if seq_number is not None and isinstance(seq_number, SequenceNumber):
+        seq_number = seq_number.value
+    ctx.emit(_directory_operation(
+        qm.machine_name, operation, status, object_type, path_name, guid, partition_id, seq_number,
+    ))
 
 
 def create_directory_object(
@@ -69,7 +77,8 @@ def create_directory_object(
     guid: Guid | None = None,
 ) -> int:
     """[MS-MQDS] Create Directory Object (as raised by 3.1.7.2.5 and 3.1.7.2.8); see E-180."""
-    status = qm.directory.create(object_type, path_name, guid, _as_dict(properties), partition_id, seq_number)
+    # the store builds its own PROPID -> value dict from the Property values
+    status = qm.directory.create(object_type, path_name, guid, properties, partition_id, seq_number)
     _record(qm, ctx, "create", status, object_type=object_type, path_name=path_name, guid=guid,
             partition_id=partition_id, seq_number=seq_number)
     if status == st.MQ_OK and replicate:
@@ -85,7 +94,7 @@ def update_directory_object(
     properties: Sequence[Property], partition_id: Guid, seq_number: SequenceNumber, replicate: bool,
 ) -> int:
     """[MS-MQDS] Update Directory Object (as raised by 3.1.7.2.6 and 3.1.7.2.8); see E-180."""
-    status = qm.directory.update(object_type, path_name, guid, _as_dict(properties), partition_id, seq_number)
+    status = qm.directory.update(object_type, path_name, guid, properties, partition_id, seq_number)
     _record(qm, ctx, "update", status, object_type=object_type, path_name=path_name, guid=guid,
             partition_id=partition_id, seq_number=seq_number)
     if status == st.MQ_OK and replicate:

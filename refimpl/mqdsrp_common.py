@@ -130,16 +130,14 @@ def receiving_replication_messages(
     "If repMessage is empty: Take no further action. If ...Version is not 0x00: Take no further
     action. If rMessage.Class is Normal: Case ...Operation of ... Else if rMessage.Class is a Nack ..."
     """
-    from . import mqdsrp_client as client
-    from . import mqdsrp_server as server
-
     if not body:
         return
     if body[0] != 0x00:
         return
     if message_class == 0:  # Normal
         try:
-            message = mqdsrp.decode(body)
+            # one immutable value for equal bytes: a fan-out's receivers share one decoding
+            message = mqdsrp.decode_shared(body)
         except DecodeError:
             return  # bytes no replication message can have: "Others: take no further action"
         handler = {
@@ -344,8 +342,6 @@ def handle_directory_change(
     "If iChange.SeqNumber <= iPartition.LastSeqNumber or iChange.PurgedSeqNumber <
     iPartition.PurgedSeqNumber: Take no further action" (3.1.7.2.2).
     """
-    from .mqdsrp_client import send_sync_request
-
     if change.seq_number <= partition.last_seq_number or change.purged_seq_number < partition.purged_seq_number:
         return
     if change.previous_seq_number <= partition.last_seq_number:
@@ -361,7 +357,7 @@ def handle_directory_change(
             # sync request as part of widening the window (asked-for changes are not re-asked)
             if change.seq_number > partition.change_missing_window:
                 partition.change_missing_window = change.seq_number
-                send_sync_request(qm, ctx, partition)
+                client.send_sync_request(qm, ctx, partition)
             elif (ctx.clarified and partition.change_missing_window == MAX_SEQ_NUMBER
                   and partition.purge_state is PurgeState.NORMAL):
                 # clarification E-311: a window of MAX means a request for everything is out, but
@@ -370,7 +366,7 @@ def handle_directory_change(
                 # mqspec asks for the gap now, with the window at this change
                 ctx.clarify("E-311", "out-of-order change while the window is MAX: ask for the gap")
                 partition.change_missing_window = change.seq_number
-                send_sync_request(qm, ctx, partition)
+                client.send_sync_request(qm, ctx, partition)
         elif len(partition.pending_changes) < 100:
             if not any(p.seq_number == change.seq_number for p in partition.pending_changes):
                 partition.pending_changes.append(change)
@@ -388,8 +384,6 @@ def handle_in_sync_change(
     "Set iPartition.LastSeqNumber to iChange.SeqNumber ... If the queue manager is a PSC and the
     eighth element in iPartition.LastSeqNumber is 0x00: Raise a Send PSC Ack event" (3.1.7.2.3).
     """
-    from .mqdsrp_client import send_change_propagation, send_psc_ack
-
     need_flush = False
     first = change.properties[0].propid if change.properties else 0
     object_type = object_type_of(first)
@@ -419,11 +413,11 @@ def handle_in_sync_change(
         for neighbor in qm.bsc_neighbors:
             neighbor.available_changes.append(change)
             if flush and need_flush:
-                send_change_propagation(qm, ctx, neighbor, TimerScope.INTRASITE)
+                client.send_change_propagation(qm, ctx, neighbor, TimerScope.INTRASITE)
     _maybe_purge(qm, ctx, partition)
     if partition.purge_state is PurgeState.NORMAL or partition.last_seq_number >= partition.purged_seq_number:
         if qm.is_psc and partition.last_seq_number.to_bytes()[7] == 0x00:
-            send_psc_ack(qm, ctx, partition, partition.last_seq_number)
+            client.send_psc_ack(qm, ctx, partition, partition.last_seq_number)
     return st.MQ_OK
 
 
@@ -442,8 +436,6 @@ def check_pending_changes(qm: QueueManager, ctx: Context, partition: DirectoryPa
     "If dirPendingChange.PreviousSeqNumber is the same as iPartition.LastSeqNumber: Raise a
     Handle In-Sync Change event" (3.1.7.2.4).
     """
-    from .mqdsrp_client import send_sync_request
-
     for pending in list(partition.pending_changes):
         if pending not in partition.pending_changes:
             continue  # removed by a nested event while this loop ran
@@ -464,13 +456,19 @@ def check_pending_changes(qm: QueueManager, ctx: Context, partition: DirectoryPa
                 # window, and widen the window up to this change
                 if pending.previous_seq_number > partition.change_missing_window:
                     partition.change_missing_window = pending.seq_number
-                    send_sync_request(qm, ctx, partition)
+                    client.send_sync_request(qm, ctx, partition)
                 return  # a gap remains; keep the change until it is filled
             if pending.seq_number > partition.change_missing_window:
-                send_sync_request(qm, ctx, partition)
+                client.send_sync_request(qm, ctx, partition)
                 return
         partition.pending_changes.remove(pending)
         if pending.previous_seq_number == partition.last_seq_number:
             handle_in_sync_change(qm, ctx, partition, pending, True)
 
 
+# The client and server events raised above (Send Sync Request, Send Change Propagation, Send PSC
+# Ack, the Receive events of 3.1.5.1) live in modules that import this one, so they are imported
+# here, last, once: an import statement inside a handler runs again on every call, and these
+# handlers run for every change every replica applies.
+from . import mqdsrp_client as client  # noqa: E402
+from . import mqdsrp_server as server  # noqa: E402

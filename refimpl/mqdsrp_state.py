@@ -159,6 +159,15 @@ class QueueManager:
         return self.role is Role.BSC
 
     def find_partition(self, partition_id: Guid) -> DirectoryPartition | None:
+        """The first partition whose PartitionID equals ``partition_id`` (None when there is none)."""
+        if partition_id.__class__ is Guid:
+            # Guid equality spelt out (the same bytes), not called: every change looks its partition up
+            key = partition_id.bytes_le
+            for partition in self.partitions:
+                pid = partition.partition_id
+                if pid.__class__ is Guid and pid.bytes_le == key:
+                    return partition
+            return None
         for partition in self.partitions:
             if partition.partition_id == partition_id:
                 return partition

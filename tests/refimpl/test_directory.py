@@ -539,3 +539,59 @@ def test_the_same_objects_in_any_creation_order_give_the_same_store(ops):
     assert forward == backward and forward.snapshot() == backward.snapshot()
     for partition in (SITE0, SITE1):
         assert [o.guid for o in forward.objects_in(partition)] == [o.guid for o in backward.objects_in(partition)]
+
+
+_CHANGES = st.lists(
+    st.tuples(
+        st.sampled_from(["create", "update", "delete", "reset1", "reset2"]), st.integers(0, 5),
+        st.integers(0, 9), st.sampled_from([SITE0, SITE1, None]), st.booleans(),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=80)
+@given(_CHANGES)
+def test_the_partition_index_and_digest_follow_every_change(changes):
+    """After any creates, updates (renames, moves, new sequence), deletes and resets, a partition's objects and digest are those of its objects."""
+    store, empty = DirectoryStore(), DirectoryStore()
+    for operation, i, n, partition, rename in changes:
+        if operation == "create":
+            store.create(Q, f"q{i}", None, {P["PROPID_Q_INSTANCE"]: Guid.from_name(f"q{i}")}, partition or SITE0, seq(n))
+        elif operation == "update":
+            new = {P["PROPID_Q_PATHNAME"]: f"r{i}{n}"} if rename else {P["PROPID_Q_LABEL"]: str(n)}
+            store.update(Q, None, Guid.from_name(f"q{i}"), new, partition, seq(n) if n % 3 else None)
+        elif operation == "delete":
+            store.delete(Q, None, Guid.from_name(f"q{i}"))
+        else:
+            store.reset_partition(partition or SITE1, int(operation[-1]))
+        for pid in (SITE0, SITE1):
+            held = sorted((o for o in store.objects.values() if o.partition_id == pid), key=lambda o: o.sort_key())
+            assert store.objects_in(pid) == held
+            # the digest of a fresh store holding copies of exactly these objects
+            rebuilt = DirectoryStore()
+            for o in held:
+                rebuilt.create(Q, o.path_name, o.guid, {}, pid, o.seq_number)
+            assert store.partition_digest(pid) == rebuilt.partition_digest(pid)
+    assert empty.partition_digest(SITE0) == 0
+
+
+def test_replicas_of_one_change_share_properties_until_one_changes():
+    """Stores created from one tuple of Property values share one properties dict; an update, a reset or properties_of copies it first."""
+    guid = Guid.from_name("shared")
+    props = (Property(P["PROPID_Q_INSTANCE"], guid), Property(P["PROPID_Q_LABEL"], "one"))
+    stores = [DirectoryStore() for _ in range(4)]
+    for store in stores:
+        assert store.create(Q, "m\\q", None, props, SITE0, seq(3)) == MQ_OK
+    first, updated, reset, asked = (store.objects[guid] for store in stores)
+    assert all(o.properties is first.properties for o in (updated, reset, asked))
+    stores[1].update(Q, None, guid, {P["PROPID_Q_LABEL"]: "two"}, None, seq(4))
+    stores[2].reset_partition(SITE0, 1)
+    stores[3].properties_of(guid)[P["PROPID_Q_LABEL"]] = "mine"
+    assert first.properties[P["PROPID_Q_LABEL"]] == "one" and first.properties[P["PROPID_Q_SEQNUM"]] == seq(3).to_bytes()
+    assert updated.properties[P["PROPID_Q_LABEL"]] == "two" and updated.properties[P["PROPID_Q_SEQNUM"]] == seq(4).to_bytes()
+    assert reset.properties[P["PROPID_Q_SEQNUM"]] == MIN_SEQ_NUMBER.to_bytes()
+    assert asked.properties[P["PROPID_Q_LABEL"]] == "mine"
+    plain = DirectoryStore()  # from a list: nothing shared, and an equal store
+    plain.create(Q, "m\\q", None, list(props), SITE0, seq(3))
+    assert stores[0] == plain and not plain.objects[guid].shared and stores[0] != stores[1]

@@ -2,6 +2,7 @@
 
 import pytest
 from mqspec.model import mqdsrp
+from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
 from mqspec.model.mqdsrp import Command, CompleteSync0, SyncReplyMessage
 from mqspec.model.propids import PROPID_BY_VALUE, ObjectType, object_type_of
@@ -204,3 +205,19 @@ def test_the_reference_table_reads_sequence_and_identity_first_and_lists_each_pr
 def test_the_reference_table_covers_the_seven_object_types():
     """refTable has a row for each directory object type of 3.1.1.4."""
     assert set(REF_TABLE) == set(ObjectType)
+
+
+@covers("MC-MQDSRP", "3.2.7.8")
+def test_servers_with_equal_objects_share_one_sync_change_and_unequal_ones_do_not():
+    """Two servers holding equal objects get one shared change value; another label or a bool quota gets its own."""
+    first, second, other = site1_with_queues(), site1_with_queues(), site1_with_queues()
+    other.directory.update(int(ObjectType.MQDS_QUEUE), "M1\\a", None, {P["PROPID_Q_LABEL"]: "other"}, None, None)
+    shared, again, changed = (lookup(qm, ObjectType.MQDS_QUEUE) for qm in (first, second, other))
+    assert all(a is b for a, b in zip(shared, again))
+    assert changed[0] is not shared[0] and changed[0].property_value(P["PROPID_Q_LABEL"]) == "other"
+    # True == 1, but a Property refuses a bool for a VT_UI1: the value a store holds by mistake is
+    # refused as it always was, never answered with the change built for the equal integer
+    flagged = site1_with_queues()
+    flagged.directory.properties_of(QUEUE_A)[P["PROPID_Q_SCOPE"]] = True
+    with pytest.raises(ModelError):
+        lookup(flagged, ObjectType.MQDS_QUEUE)
