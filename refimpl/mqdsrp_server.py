@@ -21,13 +21,11 @@ from mqspec.model.mqdsrp import (
     SyncReplyMessage,
     SyncRequestMessage,
 )
-from mqspec.model.mqdsrp_changes import unchecked_constructor
 from mqspec.model.propids import PROPID_BY_VALUE, ObjectType, VarType, object_type_of
-from mqspec.model.propvalue import Property
 from mqspec.model.query import PropertyRestriction, Relation, Restriction
 from mqspec.model.seqnum import MAX_SEQ_NUMBER, SequenceNumber
 
-from . import mqds
+from . import mqds, sharing
 from . import status as st
 from .effects import AckRequested, Context
 from .mqdsrp_base import DOC, P, first_value, replication_queue_private, second_value
@@ -262,25 +260,8 @@ def reply_purged_seq_number(qm: QueueManager, ctx: Context, partition: Directory
 
 
 def _with_previous(change: DirectoryChange, previous: SequenceNumber) -> DirectoryChange:
-    """``change`` with PreviousSeqNumber ``previous``: one value per (change, previous) (see _SYNC_CHANGES)."""
-    key = (id(change), previous.value)  # the entry holds the change, so its id is not reused
-    hit = _CHAINED.get(key)
-    if hit is not None and hit[0] is change:
-        return hit[1]
-    chained = _rechained(
-        change.command, change.partition_id, previous, change.seq_number, change.purged_seq_number,
-        change.properties, change.path_name, change.guid_identifier,
-    )
-    if len(_CHAINED) >= SHARED_LIMIT:
-        _CHAINED.clear()
-    _CHAINED[key] = (change, chained)
-    return chained
-
-
-#: attrs.evolve without the validators: every field but PreviousSeqNumber comes from a
-#: DirectoryChange that passed them, and PreviousSeqNumber is a SequenceNumber of the request
-#: or of the previous change
-_rechained = unchecked_constructor(DirectoryChange)
+    """``change`` with PreviousSeqNumber ``previous`` (one shared value per pair: refimpl/sharing.py)."""
+    return sharing.with_previous(change, previous)
 
 
 @clause(DOC, "3.2.7.4", "Receive PSC Ack")
@@ -459,50 +440,8 @@ def lookup_directory_objects(
                     # the object's type from the first PROPID (3.1.7.2.3); send the first with a zero
                     first = P[change_names[0]]
                     properties.append((first, _zero(first)))
-                changes.append(_sync_change(partition.partition_id, row[0], reply_purged_seq_number(qm, ctx, partition),
+                changes.append(sharing.sync_change(partition.partition_id, row[0], reply_purged_seq_number(qm, ctx, partition),
                                             tuple(properties), row[1]))
     finally:
         qm.directory.end_lookup(handle)
     return changes
-
-
-def _build_sync_change(
-    partition_id: Guid, seq_blob: bytes, purged: SequenceNumber, properties: tuple[tuple[int, object], ...],
-    guid: Guid,
-) -> DirectoryChange:
-    """"Command := 0x03, UseGuid := 0x01 ... SeqNumber := the property value of the first element" (3.2.7.8)."""
-    return DirectoryChange(
-        Command.SYNC, partition_id, SequenceNumber(0), SequenceNumber.from_bytes(seq_blob), purged,
-        tuple(Property(propid, value) for propid, value in properties), guid_identifier=guid,
-    )
-
-
-def _sync_change(
-    partition_id: Guid, seq_blob: bytes, purged: SequenceNumber, properties: tuple[tuple[int, object], ...],
-    guid: Guid,
-) -> DirectoryChange:
-    """:func:`_build_sync_change`, one frozen value for equal inputs (memoized; see :data:`_SYNC_CHANGES`)."""
-    args = (partition_id, seq_blob, purged, properties, guid)
-    try:
-        hit = _SYNC_CHANGES.get(args)
-    except TypeError:  # a value no dict can key (a store filled by hand): build it afresh
-        return _build_sync_change(*args)
-    # equal is not enough: True == 1, and a Property refuses a bool where it takes an int
-    types = (type(partition_id), type(seq_blob), type(guid), *[type(value) for _, value in properties])
-    if hit is not None and hit[0] == types:
-        return hit[1]
-    change = _build_sync_change(*args)
-    if len(_SYNC_CHANGES) >= SHARED_LIMIT:
-        _SYNC_CHANGES.clear()
-    _SYNC_CHANGES[args] = (types, change)
-    return change
-
-
-#: Lookup Directory Objects' changes by their inputs. A sync change is a pure function of the
-#: partition's ID and PurgedSeqNumber and the object's sequence number, GUID and properties, and
-#: it is frozen, so every sync reply that carries the same object (a PSC answers the same request
-#: of each of its BSCs) carries one value: built once, encoded once (encode_directory_change keeps
-#: its bytes) and, the replies' bytes being equal, decoded once at the receivers. Emptied when full.
-_SYNC_CHANGES: dict[tuple[object, ...], tuple[tuple[type, ...], DirectoryChange]] = {}
-_CHAINED: dict[tuple[int, int], tuple[DirectoryChange, DirectoryChange]] = {}
-SHARED_LIMIT = 1 << 14
