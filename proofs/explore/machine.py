@@ -867,8 +867,9 @@ def _update_properties(type_name: str, value: int, entry: dict[str, Any]) -> dic
     if type_name == "queue":
         return {"PROPID_Q_LABEL": f"label{value}"}
     if type_name == "machine":
-        if value >= 4 and not entry.get("fixed"):
-            # a machine object becomes a BSC (4) or stops being one (5): 3.1.7.2.12's two branches
+        if value == 5 or (value == 4 and not entry.get("fixed")):
+            # a machine object becomes a BSC (4) or stops being one (5): 3.1.7.2.12's two branches; a
+            # directory client's machine (fixed) is said again to be no server (5)
             return {"PROPID_QM_SERVICE": 2 if value == 4 else 0}
         return {"PROPID_QM_QUOTA": value}
     if type_name == "user":
