@@ -163,8 +163,8 @@ class Number(Spec):
         return None
 
     def expr(self, v: str, ns: dict[str, Any]) -> str:
-        ns["_isfinite"] = math.isfinite
-        test = f"(type({v}) is float and _isfinite({v}) or type({v}) is int)"
+        # x - x == 0.0 exactly when a float is finite (inf - inf and nan - nan are nan): no call
+        test = f"(type({v}) is float and {v} - {v} == 0.0 or type({v}) is int)"
         return f"({test} and {v} >= {self.lo})" if self.lo is not None else test
 
     def schema(self) -> dict[str, Any]:

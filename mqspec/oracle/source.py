@@ -168,9 +168,10 @@ def survey(source: LineSource, on_header: OnHeader | None = None) -> list[Survey
             continue
         if kind == "header":
             raise TraceError(name, number, "event", f"trace {tid!r} already has a header (line {trace.first_line})")
-        if record["t"] < trace.last_t:
-            raise TraceError(name, number, "t", f"{record['t']} is earlier than the previous event's {trace.last_t}")
-        trace.last_t = record["t"]
+        t = record["t"]
+        if t < trace.last_t:
+            raise TraceError(name, number, "t", f"{t} is earlier than the previous event's {trace.last_t}")
+        trace.last_t = t
         if kind == "node":
             trace.declared.add(record["name"])
         elif kind in AT_NODE:
