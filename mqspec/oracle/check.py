@@ -296,6 +296,7 @@ class _TraceCheck:
         self.others: dict[str, dict[str, Any]] = {}  # node -> protocol -> its MS-MQSD / MS-MQCN replay
         self.notes: list[str] = []
         self.checked = 0
+        self.clock = 0.0  # the last event's t
         self.first = 1 << 62  # the earliest divergence found so far
         self.stopped: int | None = None
         self.done = False
@@ -338,6 +339,7 @@ class _TraceCheck:
         if index < self.first and kind in _REPLAYED and self.on_event is None and index:
             # the common case, first: an MC-MQDSRP event before any divergence
             unit = self.replays[record["node"]]
+            self.clock = record["t"]
             try:
                 if unit.divergence is None:  # NodeReplay.event, inlined
                     _NODE_HANDLERS[kind](unit, index, record)
@@ -351,6 +353,7 @@ class _TraceCheck:
             return True
         if self.done or index == 0:
             return not self.done
+        self.clock = record["t"]  # the trace clock (non-decreasing) reached: what was due by then is owed
         self._event(index, line, record)
         return not self.done
 
@@ -403,7 +406,7 @@ class _TraceCheck:
         if self.failure is None:
             try:
                 for unit in self.units():
-                    unit.finish(count)
+                    unit.finish(count, self.clock)
             except Exception as exc:  # noqa: BLE001 - as in _event
                 self.failure = (count, feed.line(count), "", exc)
         if self.failure is not None:

@@ -170,7 +170,7 @@ class NodeReplay:
         if self.divergence is None:
             _HANDLERS[record["event"]](self, index, record)
 
-    def finish(self, end: int) -> None:
+    def finish(self, end: int, clock: float | None = None) -> None:
         """The trace ended at event index ``end``: every output still expected is missing."""
         if self.divergence is None:
             self._close(self.inputs + self.window + 2)

@@ -72,9 +72,9 @@ class MqcnQueueManagerReplay(WindowedReplay):
         self.last_handler: Clause | None = None  # 3.2.5.1 or 3.2.5.2, by the last message's version
         self.stopped_at: int | None = None
 
-    def finish(self, end: int) -> None:
+    def finish(self, end: int, clock: float | None = None) -> None:
         if self.stopped_at is None:
-            super().finish(end)
+            super().finish(end, clock)
 
     def event(self, index: int, record: dict[str, Any]) -> None:
         if self.divergence is not None or self.stopped_at is not None:

@@ -35,7 +35,7 @@ class WindowedReplay:
         """Whether an input before ``index`` still owes an output (the checker follows the node)."""
         return self.divergence is None and any(o.input_index < index for o in self.pending)
 
-    def finish(self, end: int) -> None:
+    def finish(self, end: int, clock: float | None = None) -> None:
         """The trace ended: every output still owed is missing."""
         if self.divergence is None:
             self._close(self.inputs + self.window + 2)

@@ -151,6 +151,20 @@ def test_a_client_that_does_not_retry_on_the_next_network_breaks_3_1_6_1():
     assert (d.kind, d.clause.section) == ("missing-output", "3.1.6.1")
 
 
+@covers("MS-MQSD", "3.1.6.1")
+def test_a_client_silent_until_the_trace_ends_past_its_timer_breaks_3_1_6_1():
+    """A client that never retries is caught from the trace clock alone: the trace's last event (another
+    node's, here a note at t=20) is past the 15 s timer and its slack, so the retry 3.1.6.1 owes is missing;
+    a trace that ends within the slack (t=15.5) owes nothing yet."""
+    events = reference_run(["net1", "net2"], only_on("net2", same_site))
+    first = _sent(events)[0]
+    late = {"event": "note", "t": 20.0, "text": "the capture goes on without C1"}
+    d = report(*events[:first + 1], late).divergence
+    assert (d.kind, d.clause.section) == ("missing-output", "3.1.6.1")
+    early = report(*events[:first + 1], {**late, "t": 15.5})
+    assert (early.verdict, early.divergence) == ("conformant", None)
+
+
 @covers("MS-MQSD", "3.1.5.2")
 def test_a_client_that_accepts_a_reply_with_another_correlation_id_breaks_3_1_5_2():
     """Completing on a reply whose CorrelationID is not the RequestID (which MUST be discarded) names 3.1.5.2."""
