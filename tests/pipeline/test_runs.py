@@ -60,8 +60,8 @@ def test_seeds_derive_from_the_campaign_seed_and_the_run_index_alone():
 
 def test_run_rows_match_the_arrow_schema_and_keep_a_trace_that_conforms():
     """A row has every column of RUN_SCHEMA; with traces its trace is one the checker finds conformant."""
-    (row,) = run_rows([1], Campaign(runs=2, seed=4, traces=True))  # run 1 of seed 4 moves no PSC
-    assert set(row) == set(RUN_SCHEMA.names) and '"event":"handover"' not in row["trace"]
+    (row,) = run_rows([1], Campaign(runs=2, seed=4, traces=True))
+    assert set(row) == set(RUN_SCHEMA.names)
     (report,) = check_text(row["trace"], "run-1.ndjson")
     assert report.verdict == "conformant", report.to_json().get("divergence")
     assert json.loads(row["trace"].splitlines()[0])["event"] == "header"
