@@ -125,6 +125,7 @@ class ClauseCoverage:
                 t.function.__mqspec_code__ = t.code  # type: ignore[attr-defined]
         _ACTIVE.append(self)
         _instrument(targets, self.hits)
+        _forget_shared_decodings()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -151,6 +152,21 @@ def _instrument(targets: list[_Target], hits: dict[int, None]) -> None:
     """Route every target not yet in ``hits`` through its trampoline, the others to their own code."""
     for t in targets:
         t.function.__code__ = t.code if t.number in hits else t.trampoline
+
+
+def _forget_shared_decodings() -> None:
+    """Empty the codec's memos of decoded bytes (:func:`mqspec.model.mqdsrp.decode_shared`).
+
+    They answer only while every decoder runs its own code, which a trampoline gives back after
+    the first call: a value decoded before this coverage began would then stand in for decoder
+    code that never runs in it, and what a trace exercises would depend on what the process
+    checked before. Emptied, they answer only for bytes this coverage saw decoded.
+    """
+    from mqspec.model import mqdsrp
+
+    for memo in (getattr(mqdsrp, "_SHARED", None), getattr(mqdsrp, "_KNOWN_CHANGES", None)):
+        if memo:
+            memo.clear()
 
 
 def _hit(number: int) -> None:
