@@ -77,6 +77,21 @@ def rename_change_propagation_timer(qm: QueueManager, ctx: Context, neighbor: Di
     start_change_propagation_timer(qm, ctx, neighbor, scope)
 
 
+def take_site_authority(qm: QueueManager, ctx: Context, partition: DirectoryPartition) -> None:
+    """A PSC named the new PSC of its own site becomes the authority of the site partition (E-315).
+
+    As at initialization, the partition is MySitePartition (3.1.3.1), which makes the server its
+    authority (1.3.1.2); the PSC neighbor that stood for the old PSC is removed, with its running
+    intersite timer, since a server is not its own neighbor (3.3.3 starts a timer for the others).
+    """
+    qm.my_site_partition = partition
+    leaving = [n for n in qm.psc_neighbors if n.partition_id == partition.partition_id]
+    qm.psc_neighbors = [n for n in qm.psc_neighbors if n.partition_id != partition.partition_id]
+    for neighbor in leaving:
+        if not any(n.machine_name == neighbor.machine_name for n in qm.psc_neighbors):
+            ctx.cancel_timer(TimerKey("change_propagation", (neighbor.machine_name, TimerScope.INTERSITE.value)))
+
+
 @clause(DOC, "3.3.3", "Initialization")
 def client_initialization(qm: QueueManager, ctx: Context) -> None:
     """Common initialization, then the timers and a sync request for every partition this server does not own.

@@ -284,7 +284,12 @@ def handle_site_update(
     "Else if iSync is true: Create a new DirectoryPartition object ... If newPSCName is different
     from QueueManager.MachineName: Raise a Send Sync Request event" (3.1.7.2.11).
     """
-    from .mqdsrp_client import rename_change_propagation_timer, send_sync_request, start_change_propagation_timer
+    from .mqdsrp_client import (
+        rename_change_propagation_timer,
+        send_sync_request,
+        start_change_propagation_timer,
+        take_site_authority,
+    )
 
     need_flush = False
     new_psc_name = prop_value(properties, P["PROPID_S_PSC"])
@@ -303,6 +308,13 @@ def handle_site_update(
     if partition is not None:
         partition.authority_name = new_psc_name  # type: ignore[assignment]
         need_flush = True
+        if ctx.clarified and qm.is_psc and new_psc_name == qm.machine_name and partition.partition_id == qm.site_identifier:
+            # clarification E-315: this server is named the new PSC of its own site, whose partition it
+            # held as a replica; the text would rename the partition's PSC neighbor to the server
+            # itself and leave MySitePartition unset (computed only at initialization, 3.1.3.1), so
+            # the server would go on as a replica of the partition it now owns
+            take_site_authority(qm, ctx, partition)
+            return st.MQ_OK, need_flush
         for neighbor in qm.psc_neighbors:
             if neighbor.partition_id == partition.partition_id:
                 old_name = neighbor.machine_name

@@ -7,7 +7,7 @@ added because a mutant of the reference handler passed every other vector.
 from __future__ import annotations
 
 from mqspec.model.propvalue import Property
-from mqspec.refimpl.mqdsrp_state import DeletedObject, DirectoryNeighbor
+from mqspec.refimpl.mqdsrp_state import DeletedObject, DirectoryNeighbor, DirectoryPartition
 
 from .handlers import (
     BSC11,
@@ -270,6 +270,42 @@ def _site_own_psc_renamed():
     qm = psc()
     put(qm, SITE, "site1", site_props("site1", SITE1, PSC1), ENT)
     return qm, {"path_name": None, "guid": SITE1, "properties": site_props("site1", None, "PSC9"), "sync": False}
+
+
+def _own_site_as_replica():
+    qm = psc(site_partition=False, bsc_neighbors=())
+    qm.partitions.append(DirectoryPartition(SITE1, "PSC0"))  # created by 3.1.7.2.5 after initialization
+    qm.psc_neighbors.append(DirectoryNeighbor(SITE1, "PSC0"))
+    return qm
+
+
+@situation("handle_site_update", "psc-named-the-new-psc-of-its-own-site")
+def _site_psc_takes_its_own_site():
+    """A PSC holding its own site's partition as a replica of PSC0 (learned by replication before the move) is
+    named its new PSC: clarified it owns the partition, and the old PSC's neighbor and timer go (E-315)."""
+    return _own_site_as_replica(), {"path_name": None, "guid": SITE1, "properties": site_props("site1", None, PSC1),
+                                    "sync": False}
+
+
+@situation("handle_site_update", "psc-sees-its-own-site-move-elsewhere")
+def _site_psc_own_site_elsewhere():
+    """The same PSC sees its own site's PSC become PSC9, not itself: the neighbor follows PSC9 and it stays a replica."""
+    return _own_site_as_replica(), {"path_name": None, "guid": SITE1, "properties": site_props("site1", None, "PSC9"),
+                                    "sync": False}
+
+
+@situation("handle_site_update", "psc-named-the-psc-of-another-site")
+def _site_psc_named_for_another_site():
+    """A PSC named the PSC of another site it replicates takes no authority there: only its own site's is its (E-315)."""
+    qm = psc()
+    return qm, {"path_name": None, "guid": SITE0, "properties": site_props("site0", None, PSC1), "sync": False}
+
+
+@situation("handle_site_update", "bsc-named-the-psc-of-its-own-site")
+def _site_bsc_named_for_its_own_site():
+    """A BSC named the PSC of its own site is no PSC: it only follows the name as its MyPSCName (E-312, not E-315)."""
+    qm = bsc()
+    return qm, {"path_name": None, "guid": SITE1, "properties": site_props("site1", None, BSC11), "sync": False}
 
 
 @situation("handle_site_update", "bsc-sees-another-site-renamed")

@@ -535,3 +535,27 @@ def test_e314_psc_replica_stamps_its_sync_reply_with_the_allowed_purge_point_onl
         outcome[mode] = (reply.body.purged_seq_number.value, newest.purged_seq_number.value, replica.last_seq_number.value)
     assert outcome[LITERAL] == (0, 0, 1300)
     assert outcome[CLARIFIED] == (261, 261, 1400)
+
+
+@covers("MC-MQDSRP", "3.1.7.2.11")
+def test_e315_a_psc_named_the_new_psc_of_its_own_site_owns_the_partition_only_when_clarified():
+    """A PSC that learned its own site (PSC1 its PSC) before the site moved to it: on the update naming it, literal
+    keeps it a replica of the partition it now owns (its neighbor, keyed by the enterprise partition, E-105, keeps
+    the old name); clarified it owns the partition, and the old PSC's neighbor and timer are gone."""
+    outcome = {}
+    for mode in MODES:
+        qm = make_server("PSC1m10", Role.PSC, SITE1)
+        enterprise = part(qm)
+        ctx = Context("PSC1m10", mode)
+        # 3.1.7.2.5: the site object, created by the PEC when PSC1 was its PSC, reaches PSC1m10 by replication
+        objects.handle_directory_create(qm, ctx, enterprise, int(SITE), "site1", site_props("site1", SITE1, "PSC1"),
+                                        S(3), False)
+        site = part(qm, SITE1)
+        assert not qm.is_authority_of(site) and [n.machine_name for n in qm.psc_neighbors] == ["PSC1"]
+        update = Context("PSC1m10", mode)
+        objects.handle_site_update(qm, update, None, SITE1, (Property(P["PROPID_S_PSC"], "PSC1m10"),), False)
+        cancelled = [e.timer.args for e in update.effects if type(e).__name__ == "CancelTimer"]
+        outcome[mode] = (site.authority_name, qm.is_authority_of(site),
+                         [n.machine_name for n in qm.psc_neighbors], cancelled)
+    assert outcome[LITERAL] == ("PSC1m10", False, ["PSC1"], [])
+    assert outcome[CLARIFIED] == ("PSC1m10", True, [], [("PSC1", TimerScope.INTERSITE.value)])

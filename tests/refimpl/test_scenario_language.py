@@ -17,7 +17,8 @@ from mqspec.refimpl.scenario_run import run
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 DEFECTS = ["e310-renamed-psc-neighbor-keeps-its-timer", "e311-new-site-gap-asked-at-once",
-           "e312-bsc-follows-its-psc-rename", "e314-bsc-syncs-from-a-psc-that-purged-less"]
+           "e312-bsc-follows-its-psc-rename", "e314-bsc-syncs-from-a-psc-that-purged-less",
+           "e315-new-psc-knew-its-site-before-the-move"]
 TWO_SITES = {"pec": "PEC0", "sites": {"site0": {"psc": "PEC0", "machines": ["C01"]},
                                       "site1": {"psc": "PSC1", "bscs": ["BSC11"], "machines": ["C11"]}}}
 
@@ -37,7 +38,7 @@ def _failures(steps, enterprise=TWO_SITES, **kw):
                                   pytest.param(3, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", DEFECTS)
 def test_defect_scenario_converges_clarified_with_every_invariant(name, seed):
-    """Each E-310 .. E-312 and E-314 scenario holds every expectation and every invariant in clarified mode."""
+    """Each E-310 .. E-312, E-314 and E-315 scenario holds every expectation and every invariant in clarified mode."""
     watch = InvariantWatch()
     result = run(sc.load(SCENARIOS / f"{name}.yaml"), seed=seed, trace=watch.record, attach=watch.attach)
     assert result.failures == [] and result.converged
@@ -91,6 +92,15 @@ def test_e314_scenario_fails_with_the_replica_stamping_its_own_purged_seq_number
     result = run(sc.load(SCENARIOS / "e314-bsc-syncs-from-a-psc-that-purged-less.yaml"))
     assert not result.converged
     assert any("converged: not converged: BSC11: lacks object" in f for f in result.failures)
+
+
+def test_e315_scenario_fails_when_the_new_psc_stays_a_replica_of_its_site(monkeypatch):
+    """With Handle Site Update leaving PSC1m10 a replica of its own site (the text), its queue never reaches the PEC."""
+    from mqspec.refimpl import mqdsrp_client
+
+    monkeypatch.setattr(mqdsrp_client, "take_site_authority", lambda qm, ctx, partition: None)
+    failures = run(sc.load(SCENARIOS / "e315-new-psc-knew-its-site-before-the-move.yaml")).failures
+    assert any("object: PEC0: queue PSC1m10\\q is not in the directory" in f for f in failures)
 
 
 def test_a_user_or_routing_link_created_without_a_name_is_named_by_its_identity_property():
