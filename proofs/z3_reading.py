@@ -25,6 +25,9 @@ NOT_MODELLED = {
     "E-162": "following a site's new PSC (AuthorityName is not modelled)",
     "E-165": "where a change reply goes",
     "E-312": "a BSC's MyPSCName (one partition is modelled, and no server names)",
+    "E-315": ("a server named the new PSC of its own site (the model's authority is fixed: no PSC moves); the "
+              "single-authority property it restores is checked by the explorer (one_authority_per_partition) "
+              "and by scenarios/e315-new-psc-knew-its-site-before-the-move.yaml"),
     "E-263": ("which queues a sync reply carries (Lookup Directory Objects' PROPID_Q_SCOPE restriction): the "
               "model's directory objects have no scope, and the single-server invariants say nothing of which "
               "objects a reply holds, only of its deletions (tombstones), which the restriction never touches; the "
