@@ -89,7 +89,7 @@ def take_site_authority(qm: QueueManager, ctx: Context, partition: DirectoryPart
     qm.psc_neighbors = [n for n in qm.psc_neighbors if n.partition_id != partition.partition_id]
     for neighbor in leaving:
         if not any(n.machine_name == neighbor.machine_name for n in qm.psc_neighbors):
-            ctx.cancel_timer(TimerKey("change_propagation", (neighbor.machine_name, TimerScope.INTERSITE.value)))
+            ctx.cancel_timer(change_propagation_timer(neighbor, TimerScope.INTERSITE))
 
 
 @clause(DOC, "3.3.3", "Initialization")
