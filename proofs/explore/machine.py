@@ -70,6 +70,7 @@ from mqspec.refimpl.scenario import operation_name
 
 from .driver import Driver, enterprise_input
 from .minimize import minimize, scenario_for, settle_phase
+from .steering import Steering
 
 #: rule weights are expressed by registering a rule under several names (hypothesis draws rules uniformly)
 REQUEST_KINDS = (
@@ -195,7 +196,7 @@ class Stats:
         self.recorded: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
 
 
-class ReplicationMachine(RuleBasedStateMachine):
+class ReplicationMachine(Steering, RuleBasedStateMachine):
     """An enterprise of MC-MQDSRP servers under client requests and network faults, checked every step."""
 
     MODE: ClassVar[Mode] = Mode.CLARIFIED
@@ -275,6 +276,10 @@ class ReplicationMachine(RuleBasedStateMachine):
             built.apply(enterprise_input(self.sites))
         self.driver = built.copy()
         self._observe(f"build {pscs} site(s), BSCs {bscs[:pscs]}", full=True)
+        if pscs == 1:
+            # a purge round may come at once, while the PEC has no PSC neighbor (3.1.7.2.9's E-132): the first
+            # add_site waits for TOPOLOGY_EVERY steps
+            self.steps_since_purge_round = self.PURGE_EVERY
 
     @property
     def world(self) -> Any:
@@ -311,6 +316,8 @@ class ReplicationMachine(RuleBasedStateMachine):
         topology = kind in ("add_site", "add_bsc", "move_psc")
         self.steps_since_topology = 0 if topology else self.steps_since_topology + 1
         self.steps_since_purge_round += 1
+        self.steps_since_stale += 1
+        self.steps_since_overtake += 1
         long_wait = kind == "settle" or (kind == "advance" and seconds >= 600)
         self.steps_since_wait = 0 if long_wait else self.steps_since_wait + 1
         self.obs = self.driver.ghost.observe(  # type: ignore[union-attr]
@@ -555,13 +562,23 @@ class ReplicationMachine(RuleBasedStateMachine):
         cut_off = variant == "cut off during the bursts"
         if cut_off:
             # a tombstone of the site partition reaches the BSC, which then misses the bursts (keeping its state)
-            queue = {"input": "request", "at": psc, "type": "queue", "site": site["site"],
-                     "path": f"{machines[site['site']]['path']}\\{self._new('purged')}"}
+            if not self.world.up.get(bsc):
+                self._apply({"input": "restart", "node": bsc}, f"purge round: restart {bsc}")
+            queue, kept = ({"input": "request", "at": psc, "type": "queue", "site": site["site"],
+                            "path": f"{machines[site['site']]['path']}\\{self._new(stem)}"} for stem in ("purged", "renamed"))
             self._apply({**queue, "operation": "create", "properties": {"PROPID_Q_LABEL": "purged"}},
                         f"purge round: a queue at {psc}")
-            self._apply({**queue, "operation": "delete"}, f"purge round: its deletion at {psc}")
+            self._apply({**kept, "operation": "create", "properties": {"PROPID_Q_LABEL": "kept"}},
+                        f"purge round: another queue at {psc}")
+            self._apply({**queue, "operation": "delete"}, f"purge round: the first one's deletion at {psc}")
             self._apply({"input": "advance", "seconds": 10.0}, "purge round: propagation (10 s)")
             self._apply({"input": "partition", "a": psc, "b": bsc}, f"purge round: cut {psc}-{bsc}")
+            # while the BSC is cut off, the other queue is deleted and a new one created under its path name (a
+            # client reusing a name): the BSC's sync0 reply creates it while the old one, marked deleted by Reset
+            # Directory Partition (3.3.7.10), still holds the name (3.1.7.2.8's refused create)
+            self._apply({**kept, "operation": "delete"}, f"purge round: the other one's deletion at {psc}")
+            self._apply({**kept, "operation": "create", "properties": {"PROPID_Q_LABEL": "reused"}},
+                        f"purge round: a new queue of the same path name at {psc}")
         for size in (1100, 300):
             self._apply({"input": "repeat", "times": size, "inputs": [update]}, f"purge round: {size} updates at {psc}")
             self._apply({"input": "advance", "seconds": 60.0}, "purge round: acks (60 s)")
@@ -592,7 +609,7 @@ class ReplicationMachine(RuleBasedStateMachine):
             self._apply({"input": "advance", "seconds": 1300.0}, "purge round: a SeqNumberHeader round (1300 s)")
         if variant == "link cut":
             self._apply({"input": "heal", "a": psc, "b": bsc}, f"purge round: heal {psc}-{bsc}")
-        if variant == "more changes":
+        if variant in ("more changes", "duplicate AlreadyPurged"):
             # the rebuilt BSC's PurgedSeqNumber is above the AllowedPurgeSeqNumber it has heard of (3.1.7.2.9)
             self._apply({"input": "advance", "seconds": 1.0}, "purge round: sync0 (1 s)")
             self._apply({"input": "repeat", "times": 300, "inputs": [update]}, f"purge round: 300 updates at {psc}")
@@ -600,12 +617,11 @@ class ReplicationMachine(RuleBasedStateMachine):
     def _enterprise_purge_round(self, which: int) -> None:
         """The PEC purges the enterprise partition; after a SeqNumberHeader round a BSC of another site is rebuilt
         from its PSC, a replica that has purged less than its headers allow (E-314), and hears that header
-        before its reply (its first request is lost)."""
+        before its reply (its first request is lost). In an enterprise of one site the PEC purges with no PSC
+        neighbor to wait for (3.1.7.2.9, E-132), and no BSC is rebuilt."""
         ready = [s for s in self.sites[1:] if s["bscs"] and self.world.up.get(s["psc"])]
-        if not ready or not self.world.up.get("PEC0"):
+        if not self.world.up.get("PEC0") or not (ready or len(self.sites) == 1):
             return
-        site = ready[which % len(ready)]
-        bsc = site["bscs"][which % len(site["bscs"])]
         self.steps_since_purge_round = 0
         update = {"input": "request", "at": "PEC0", "operation": "update", "type": "enterprise", "path": "enterprise",
                   "properties": {"PROPID_E_S_INTERVAL1": 100 + which}}
@@ -614,6 +630,10 @@ class ReplicationMachine(RuleBasedStateMachine):
             self._apply({"input": "advance", "seconds": 60.0}, "purge round: acks (60 s)")
         self._apply(self._request_input("create cn", "PEC0", which, which % 6), "purge round: one more object at PEC0")
         self._apply({"input": "advance", "seconds": 1300.0}, "purge round: a SeqNumberHeader round (1300 s)")
+        if not ready:
+            return
+        site = ready[which % len(ready)]
+        bsc = site["bscs"][which % len(site["bscs"])]
         if self.world.up.get(bsc):
             self._apply({"input": "crash", "node": bsc, "lose": "all"}, f"purge round: crash {bsc} (all)")
         self._apply({"input": "drop", "from": bsc, "operation": "SyncRequest", "times": 1},
