@@ -204,3 +204,24 @@ class Steering:
         site["bscs"].append(bsc)
         self._apply({"input": "add_bsc", "site": site["site"], "bsc": bsc}, f"add {bsc} to {site['site']}")
         self._apply({"input": "advance", "seconds": 2.0}, "new site in sync0: the BSC's requests (2 s)")
+
+    # --- a just-added site's PSC moved before it got its site partition ------------------------------
+
+    @precondition(lambda self: (self._topology_due() and len(self.sites) < self.MAX_SITES
+                                and self.moves < self.MAX_MOVES))
+    @rule()
+    def new_site_moved_at_once(self) -> None:
+        """A site and its PSC join (4.1), the PEC's first Sync Request for the new partition is lost (a drop), and at
+        once the site's PSC moves to another machine (the handover, E-313): the new machine learns the site object
+        by replication, holds the partition as a replica, and is then named its PSC (3.1.7.2.11, E-315)."""
+        before = len(self.sites)
+        self.add_site()
+        if len(self.sites) == before:  # the PEC is down
+            return
+        site = self.sites[-1]
+        self._apply({"input": "drop", "operation": "SyncRequest", "times": 1}, "drop the next SyncRequest")
+        self.moves += 1
+        new = self._new(f"PSC{site['site'].removeprefix('site')}m")
+        old, site["psc"] = site["psc"], new
+        self._apply({"input": "move_psc", "site": site["site"], "to": new},
+                    f"move {site['site']}'s PSC from {old} to {new}")

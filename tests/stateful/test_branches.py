@@ -157,3 +157,99 @@ def test_a_machine_of_a_new_site_created_at_once_at_another_psc_ends_unknown_sou
     assert reach.reached([unknown]) == {unknown}
     assert machine.driver.inputs[2]["at"] == "PSC1" and machine.driver.inputs[2]["site"] == "site2"
     assert machine.world.converged()
+
+
+def _branch(function: str, where: str, text: str | None = None) -> branches.Branch:
+    (found,) = [b for b in branches.handler_branches() if b.function == function and b.where.endswith(where)
+                and text in (None, b.text)]
+    return found
+
+
+def test_late_messages_and_an_overtaken_header_reach_the_guards_of_3_2_7_1_3_3_7_5_and_3_3_7_7():
+    """After a purge round, late messages about the purged partition and a header overtaken by a newer one reach
+    3.2.7.1's two header guards, 3.3.7.5's stale-reply return and empty-reply move, and 3.3.7.7's caught-up return."""
+    from mqspec.proofs.explore.machine import ReplicationMachine
+
+    wanted = {
+        _branch("receive_change_propagation", "if seq_number.purged_seq_number < partition.purged_seq_number:"),
+        _branch("receive_change_propagation", "elif seq_number.last_seq_number < partition.change_missing_window:"),
+        _branch("receive_sync_reply", "if message.purged_seq_number < partition.purged_seq_number:"),
+        _branch("receive_sync_reply", "if ctx.literal or to_seq_number > partition.last_seq_number:"),
+        _branch("receive_already_purged", "if partition.last_seq_number >= message.purged_seq_number:"),
+    }
+    machine = ReplicationMachine()
+    machine.build(pscs=2, bscs=[1, 1, 0])
+    machine.purge_round(1, "rebuilt")
+    machine.settle()
+    with branches.Reach() as reach:
+        machine.late_messages(0)
+        for which in range(3):
+            machine.overtaken_header(which)
+        machine.settle()
+    assert reach.reached(wanted) == wanted
+    assert machine.world.converged()
+
+
+@pytest.mark.slow
+def test_a_new_site_in_sync0_is_asked_by_its_new_bsc():
+    """A site added after another PSC purged its partition: its PSC is in sync0 when its new BSC asks (3.2.7.3's return)."""
+    from mqspec.proofs.explore.machine import ReplicationMachine
+
+    wanted = _branch("receive_sync_request", "if partition.purge_state is not PurgeState.NORMAL:")
+    machine = ReplicationMachine()
+    machine.build(pscs=2, bscs=[1, 1, 0])
+    machine.purge_round(1, "rebuilt")
+    machine.steps_since_topology = machine.TOPOLOGY_EVERY
+    with branches.Reach() as reach:
+        machine.new_site_in_sync0()
+        machine.settle()
+    assert reach.reached([wanted]) == {wanted}
+    assert machine.world.converged()
+
+
+@pytest.mark.slow
+def test_a_reused_queue_name_makes_the_cut_off_bscs_sync0_refuse_a_create_and_still_converge():
+    """In the cut-off purge round a queue's path name is reused while the BSC is away: its sync0 reply's create is
+    refused (3.1.7.2.8) while the old object holds the name, and the enterprise still converges."""
+    from mqspec.proofs.explore.machine import ReplicationMachine
+
+    wanted = _branch("handle_directory_sync", "if status != st.MQ_OK:")
+    machine = ReplicationMachine()
+    machine.build(pscs=2, bscs=[1, 1, 0])
+    with branches.Reach() as reach:
+        machine.purge_round(1, "cut off during the bursts")
+        machine.settle()
+    assert reach.reached([wanted]) == {wanted}
+    assert machine.world.converged()
+
+
+@pytest.mark.slow
+def test_a_single_site_enterprise_purges_with_no_psc_neighbor():
+    """In an enterprise of one site a purge round may come at once, and the PEC purges with no PSC neighbor (E-132)."""
+    from mqspec.proofs.explore.machine import ReplicationMachine
+
+    wanted = _branch("purge_deleted_objects", "if not acks:", "min_acked = partition.last_seq_number")
+    machine = ReplicationMachine()
+    machine.build(pscs=1, bscs=[0, 0, 0])
+    assert machine.steps_since_purge_round >= machine.PURGE_EVERY
+    with branches.Reach() as reach:
+        machine.purge_round(0, "enterprise")
+        machine.settle()
+    assert wanted in reach.reached([wanted])
+    assert machine.world.converged()
+
+
+@pytest.mark.slow
+def test_a_just_added_sites_psc_moved_at_once_takes_its_site_partition():
+    """A new site's PSC moved before it got its site partition: the new machine, a replica, is named its PSC (E-315)."""
+    from mqspec.proofs.explore.machine import ReplicationMachine
+
+    wanted = {b for b in branches.handler_branches() if b.function == "take_site_authority"}
+    machine = ReplicationMachine()
+    machine.build(pscs=1, bscs=[1, 0, 0])
+    machine.steps_since_topology = machine.TOPOLOGY_EVERY
+    with branches.Reach() as reach:
+        machine.new_site_moved_at_once()
+        machine.settle()
+    assert len(wanted) == 3 and reach.reached(wanted) == wanted
+    assert machine.world.converged()
