@@ -84,8 +84,10 @@ def state_of(qm: QueueManager) -> dict[str, Any]:
 
 
 def _neighbor(n: DirectoryNeighbor) -> dict[str, Any]:
+    # LastAckedTime on the trace clock, which a trace gives to the microsecond (its "t"): the replay's
+    # clock reads those rounded times, the recording World's sums of advances do not round
     return {"name": n.machine_name, "partition": str(n.partition_id), "acked_seq": n.acked_seq_number.value,
-            "acked_pec_seq": n.acked_pec_seq_number.value, "acked_time": n.last_acked_time}
+            "acked_pec_seq": n.acked_pec_seq_number.value, "acked_time": round(n.last_acked_time, 6)}
 
 
 def _kept_by_the_store(object_type: int) -> set[int | None]:

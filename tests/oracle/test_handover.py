@@ -207,3 +207,18 @@ def test_the_declared_state_restores_exactly_what_the_new_psc_took_over():
     assert persisted(rebuilt) == persisted(reference) and len(reference.directory) > 3
     assert rebuilt.directory == reference.directory
     assert state_of(rebuilt) == state_of(reference)
+
+
+def test_a_handover_states_neighbor_ack_times_on_the_trace_clock():
+    """A handover's declared LastAckedTime is on the trace clock (microseconds), as the replay's clock reads it,
+    not the recording World's unrounded sum of advances (a conformant run was found divergent by 3e-14 s)."""
+    from mqspec.model.guid import Guid
+    from mqspec.oracle.handover import state_of
+    from mqspec.refimpl.directory import DirectoryStore
+    from mqspec.refimpl.mqdsrp_state import DirectoryNeighbor, QueueManager, Role
+
+    qm = QueueManager("PSC1", Guid.from_name("qm:PSC1"), Guid.from_name("site:site1"), Role.PSC, "PEC0")
+    qm.directory = DirectoryStore()
+    qm.bsc_neighbors.append(DirectoryNeighbor(Guid.from_name("site:site1"), "BSC11", last_acked_time=295.1 + 0.05))
+    assert 295.1 + 0.05 != 295.15
+    assert state_of(qm)["bsc_neighbors"][0]["acked_time"] == 295.15
