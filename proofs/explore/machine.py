@@ -557,6 +557,7 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
         site = ready[which % len(ready)]
         psc, bsc = site["psc"], site["bscs"][which % len(site["bscs"])]
         self.steps_since_purge_round = 0
+        self._purge_window()
         update = {"input": "request", "at": psc, "operation": "update", "type": "machine",
                   "path": machines[site["site"]]["path"], "site": site["site"], "properties": {"PROPID_QM_QUOTA": which}}
         cut_off = variant == "cut off during the bursts"
@@ -614,6 +615,16 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
             self._apply({"input": "advance", "seconds": 1.0}, "purge round: sync0 (1 s)")
             self._apply({"input": "repeat", "times": 300, "inputs": [update]}, f"purge round: 300 updates at {psc}")
 
+    def _purge_window(self) -> None:
+        """An authority purges only what every PSC has acknowledged (3.1.7.2.9): a purge round begins with the
+        links healed and every PSC running (an administrator's maintenance window), so that it purges."""
+        if self.cut:
+            self.cut = []
+            self._apply({"input": "heal"}, "purge round: heal all links")
+        for name, qm in self.world.nodes.items():
+            if qm.is_psc and not self.world.up.get(name):
+                self._apply({"input": "restart", "node": name}, f"purge round: restart {name}")
+
     def _enterprise_purge_round(self, which: int) -> None:
         """The PEC purges the enterprise partition; after a SeqNumberHeader round a BSC of another site is rebuilt
         from its PSC, a replica that has purged less than its headers allow (E-314), and hears that header
@@ -623,6 +634,7 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
         if not self.world.up.get("PEC0") or not (ready or len(self.sites) == 1):
             return
         self.steps_since_purge_round = 0
+        self._purge_window()
         update = {"input": "request", "at": "PEC0", "operation": "update", "type": "enterprise", "path": "enterprise",
                   "properties": {"PROPID_E_S_INTERVAL1": 100 + which}}
         for size in (1100, 300):
