@@ -10,12 +10,16 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import uuid
 from typing import ClassVar
 
 import attrs
 
 from .errors import ModelError
+
+
+_URL_NAMESPACE = uuid.NAMESPACE_URL.bytes
 
 
 def _check_len(_inst: object, _attr: attrs.Attribute, value: bytes) -> None:
@@ -41,8 +45,17 @@ class Guid:
 
     @classmethod
     def from_name(cls, name: str) -> Guid:
-        """A stable GUID derived from a name (for scenarios and tests that name their objects)."""
-        return cls(uuid.uuid5(uuid.NAMESPACE_URL, f"mqspec:{name}").bytes_le)
+        """A stable GUID derived from a name (for scenarios and tests that name their objects).
+
+        ``uuid.uuid5(uuid.NAMESPACE_URL, f"mqspec:{name}").bytes_le``, computed without the two
+        UUID objects (the simulator names a GUID for every object a directory client creates):
+        the first 16 bytes of the SHA-1 with the version (5) and variant (RFC 4122) bits set as
+        uuid.UUID sets them, then the first three fields little-endian.
+        """
+        b = bytearray(hashlib.sha1(_URL_NAMESPACE + f"mqspec:{name}".encode()).digest()[:16])
+        b[6] = (b[6] & 0x0F) | 0x50
+        b[8] = (b[8] & 0x3F) | 0x80
+        return cls(bytes(b[3::-1] + b[5:3:-1] + b[7:5:-1] + b[8:]))
 
     def __str__(self) -> str:
         return _text(self.bytes_le)

@@ -32,3 +32,11 @@ def test_wrong_length_is_refused():
     """A GUID is exactly 16 bytes."""
     with pytest.raises(ModelError):
         Guid(b"\x00" * 15)
+
+
+@given(st.text())
+def test_from_name_is_the_uuid5_of_the_name(name):
+    """from_name is uuid5 in the URL namespace of "mqspec:" + the name, in the wire layout."""
+    import uuid
+
+    assert Guid.from_name(name).bytes_le == uuid.uuid5(uuid.NAMESPACE_URL, f"mqspec:{name}").bytes_le
