@@ -130,7 +130,8 @@ class Scheduler:
 
     def schedule(self, at: float, event: object) -> TimerHandle:
         """Schedule ``event`` at absolute time ``at`` (not before ``now``) and return its handle."""
-        at = self._check_at(at)
+        if type(at) is not float or not self._now <= at < math.inf:  # the common case needs no more checks
+            at = self._check_at(at)
         seq = self._seq
         self._seq = seq + 1
         entry = [at, seq, event]
@@ -140,6 +141,8 @@ class Scheduler:
 
     def schedule_in(self, delay: float, event: object) -> TimerHandle:
         """Schedule ``event`` ``delay`` seconds from now (``delay`` >= 0)."""
+        if type(delay) is float and delay >= 0.0:  # the common case (every timer default is a float)
+            return self.schedule(self._now + delay, event)
         if isinstance(delay, bool) or not isinstance(delay, int | float) or not delay >= 0:
             raise ModelError(f"a timer delay is a non-negative number of seconds, not {delay!r}")
         return self.schedule(self._now + delay, event)
@@ -200,11 +203,24 @@ class Scheduler:
     def run_until(self, until: float, dispatch: Callable[[object], object]) -> int:
         """Fire every event due by ``until`` through ``dispatch``, then move the clock to ``until``.
 
-        Returns the number of events fired.
+        Returns the number of events fired. The loop is :meth:`pop_due`'s, written out: it runs
+        once per event of a simulation.
         """
         fired = 0
-        while (due := self.pop_due(until)) is not None:
-            dispatch(due[1])
+        heap = self._heap
+        live = self._live
+        heappop = heapq.heappop
+        while heap:
+            entry = heap[0]
+            if entry[2] is _CANCELLED:
+                heappop(heap)
+                continue
+            if entry[0] > until:
+                break
+            heappop(heap)
+            live.pop(entry[1], None)
+            self._now = entry[0]
+            dispatch(entry[2])
             fired += 1
         if self._now < until < math.inf:
             self.advance_to(until)

@@ -37,6 +37,7 @@ import attrs
 from mqspec.clauses import clause
 from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
+from mqspec.model.mqdsrp_changes import unchecked_constructor
 
 from mqspec.refimpl.clock import Scheduler
 
@@ -318,6 +319,47 @@ class MsmqMessage:
         return math.inf if ttbr == INFINITE else self.sent_at + ttbr
 
 
+#: MsmqMessage(...) with the fields in order, without validators or __attrs_post_init__: only for
+#: attribute values taken from a message that was built, and so validated, already
+_unchecked_message = unchecked_constructor(MsmqMessage)
+
+
+def _stamped(m: MsmqMessage, message_id: int, sent_at: float, body: bytes) -> MsmqMessage:
+    """``m`` as :meth:`Network.send` puts it on the wire: with its own message_id and send time.
+
+    The same value as ``attrs.evolve(m, message_id=..., sent_at=..., body=...)`` with the
+    validators off, at half the cost (one is made per message sent): every other attribute is
+    ``m``'s, checked when ``m`` was built, and ``body`` is ``m``'s or was checked by the caller.
+    A subclass (an MS-MQCN message with more attributes) is copied by attrs.evolve, keeping them.
+    """
+    if type(m) is not MsmqMessage:
+        with attrs.validators.disabled():
+            return attrs.evolve(m, message_id=message_id, sent_at=sent_at, body=body)
+    return _unchecked_message(
+        message_id, m.correlation_id, m.source_machine, m.destination_machine, m.destination_format_name,
+        body, m.klass, m.priority, m.time_to_reach_queue, m.time_to_be_received, m.delivery,
+        m.ack_requested, m.admin_queue, m.response_queue, m.hash_algorithm, m.signature_ok,
+        m.sender_identifier_type, m.sender_identifier, sent_at,
+    )
+
+
+def with_body(template: MsmqMessage, body: bytes) -> MsmqMessage:
+    """``template`` carrying ``body``: ``attrs.evolve(template, body=body)`` for a template already built.
+
+    Only the body is new, so only the body's check is made (the others held when ``template``
+    was built, and the format-name check of __attrs_post_init__ does not read the body).
+    """
+    if type(body) is not bytes or type(template) is not MsmqMessage:
+        return attrs.evolve(template, body=body)  # a subclass keeps its own attributes; a bad body raises
+    m = template
+    return _unchecked_message(
+        m.message_id, m.correlation_id, m.source_machine, m.destination_machine, m.destination_format_name,
+        body, m.klass, m.priority, m.time_to_reach_queue, m.time_to_be_received, m.delivery,
+        m.ack_requested, m.admin_queue, m.response_queue, m.hash_algorithm, m.signature_ok,
+        m.sender_identifier_type, m.sender_identifier, m.sent_at,
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # The network
 
@@ -588,8 +630,17 @@ class Network:
 
     # -- sending and receiving -----------------------------------------------------------------
 
-    def send(self, message: MsmqMessage) -> MsmqMessage:
-        """Put a Normal Express message on the wire; returns it with its message_id and sent_at."""
+    def send(self, message: MsmqMessage, body: bytes | None = None) -> MsmqMessage:
+        """Put a Normal Express message on the wire; returns it with its message_id and sent_at.
+
+        With ``body``, the message sent is ``message`` carrying that body: what
+        ``send(with_body(message, body))`` sends, with one copy fewer (the simulator keeps one
+        checked message per sender, destination and kind, and sends it with each new body).
+        """
+        if body is None:
+            body = message.body
+        elif type(body) is not bytes:
+            with_body(message, body)  # raises the validator's error
         src = self._machine(message.source_machine)
         if not src.up:
             raise ModelError(f"machine {src.name!r} is down and cannot send")
@@ -597,8 +648,7 @@ class Network:
             raise ModelError("only Normal Express messages are sent; the network makes the acks")
         now = self._sched.now
         # the message was validated when it was built; only the id and the time change here
-        with attrs.validators.disabled():
-            sent = attrs.evolve(message, message_id=self._new_id(), sent_at=now)
+        sent = _stamped(message, self._new_id(), now, body)
         self.sent += 1
         self.bytes_sent += len(sent.body)
         src_key = src.name.casefold()
@@ -627,11 +677,14 @@ class Network:
     def dequeue(self, machine: str, queue: str = REPLICATION_QUEUE_PATH) -> MsmqMessage | None:
         """Take a queue's next message, discarding those whose TimeToBeReceived ran out (E-054)."""
         m, heap = self._queue(machine, queue)
+        if not heap:  # the Dequeue Message loop ends with this call on every message it takes
+            return None
         key = m.name.casefold()
         now = self._sched.now
         while heap:
             msg = heapq.heappop(heap)[2]
-            if now > msg.receive_deadline:
+            ttbr = msg.time_to_be_received
+            if ttbr != INFINITE and now > msg.sent_at + ttbr:  # msg.receive_deadline, without the call
                 self.expired += 1
                 self._acknowledge(msg, MessageClass.NACK_RECEIVE_TIMEOUT, key)
                 continue
@@ -699,8 +752,7 @@ class Network:
         What :meth:`send` and the arrival would have done, done at the arrival: for a message the
         fast path did not send, found at its arrival to need the real network after all.
         """
-        with attrs.validators.disabled():
-            sent = attrs.evolve(message, message_id=self._new_id(), sent_at=sent_at)
+        sent = _stamped(message, self._new_id(), sent_at, message.body)
         self.sent += 1
         self.bytes_sent += len(sent.body)
         self._next_tid += 1
@@ -725,6 +777,11 @@ class Network:
         return m
 
     def _queue(self, machine: str, queue: str) -> tuple[_Machine, list]:
+        m = self._machines.get(machine.casefold()) if type(machine) is str else None
+        if m is not None and m.up:  # the common case, checked as below
+            entry = m.queues.get(queue.casefold()) if type(queue) is str else None
+            if entry is not None:
+                return m, entry[1]
         m = self._machine(machine)
         if not m.up:
             raise ModelError(f"machine {m.name!r} is down")
@@ -768,7 +825,8 @@ class Network:
     def _blocked(self, src: str, dst: str) -> bool:
         if not self._machines[dst].up:
             return True
-        return src != dst and frozenset((src, dst)) in self._partitions
+        # the set is asked only when a link is cut (a frozenset is built per question)
+        return bool(self._partitions) and src != dst and frozenset((src, dst)) in self._partitions
 
     def _transmit(
         self, msg: MsmqMessage, src: str, dst: str, queue: str | None, deadline: float
@@ -887,7 +945,10 @@ class Network:
 
     def _acknowledge(self, msg: MsmqMessage, klass: MessageClass, by: str) -> None:
         """Send an acknowledgment of ``klass`` to msg's administration queue, if asked (E-053)."""
-        if not msg.ack_requested & _ACK_BIT[klass] or msg.admin_queue is None:
+        ack_requested = msg.ack_requested
+        # NONE asks for nothing: said first, as an identity test, because most messages carry it
+        # and an IntFlag's ``&`` and an enum's hash are Python calls (two per message delivered)
+        if ack_requested is AckRequested.NONE or not ack_requested & _ACK_BIT[klass] or msg.admin_queue is None:
             return
         if not self._machines[by].up:
             return  # no queue manager is running to generate it

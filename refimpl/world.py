@@ -26,6 +26,7 @@ from . import mqdsrp_client as client
 from . import mqdsrp_server as server
 from .clock import Scheduler, TimerHandle
 from .directory import DirectoryStore, type_name
+from .effects import AckRequested as EffectAck
 from .effects import (
     CancelTimer,
     Context,
@@ -47,7 +48,7 @@ from .mqdsrp_state import (
     Role,
     lose_volatile_state,
 )
-from .transport import AckRequested, Arrived, MessageClass, MsmqMessage, Network, msmq_priority
+from .transport import AckRequested, Arrived, MessageClass, MsmqMessage, Network, msmq_priority, with_body
 
 P = {name: pdef.propid for name, pdef in PROPIDS.items()}
 
@@ -85,6 +86,7 @@ class World:
         self.messages_processed = 0
         self.changes_applied = 0  # directory operations applied at replicas from received changes
         self._timers: dict[tuple[str, TimerKey], TimerHandle] = {}
+        self._message_templates: dict[tuple[Any, ...], MsmqMessage] = {}  # message_of: validated attributes
         self._by_fold: dict[str, str] = {}  # casefolded machine name -> node name (the first added)
         self._changed: set[str] = set()  # nodes a handler ran at, or that crashed, since settle last looked
         self._guids = 0
@@ -175,11 +177,13 @@ class World:
     def client_request(self, node: str, request: ClientRequest) -> int:
         """A directory client's create/update/delete at ``node``; returns its request number there."""
         qm = self.nodes[node]
-        guid = self.new_guid(type_name(int(request.object_type)))
+        kind = type_name(int(request.object_type))
+        guid = self.new_guid(kind)
         holder: list[int] = []
-        self._emit({"event": "client_request", "node": node, "operation": request.operation,
-                    "type": type_name(int(request.object_type)), "path": request.path_name,
-                    "guid": str(request.guid) if request.guid else None})
+        if self._trace is not None:  # records are built only when someone listens (hot path)
+            self._emit({"event": "client_request", "node": node, "operation": request.operation,
+                        "type": kind, "path": request.path_name,
+                        "guid": str(request.guid) if request.guid else None})
         self._run(qm, lambda ctx: holder.append(directory_client_request(qm, ctx, request, guid)),
                   ("client_request", request))
         return holder[0]
@@ -311,24 +315,39 @@ class World:
             for observer in observers:
                 observer.before(self, qm, event)
         handler(ctx)
+        perform = self._perform
         for effect in ctx.effects:
-            self._perform(effect)
+            perform(effect)
         if observers:  # observation hook (proofs/ghost.py)
             for observer in observers:
                 observer.after(self, qm, event, ctx.effects)
 
     def _perform(self, effect: object) -> None:
-        if type(effect) is EnqueueMessage:
+        """Carry out one effect of a handler, in the order the handler emitted them.
+
+        The kinds are tested most frequent first (a received change yields a DirectoryOperation;
+        one message carries several), each test an exact type, so the order changes nothing.
+        """
+        if type(effect) is DirectoryOperation:
+            if effect.status == 0 and effect.operation in ("create", "update", "delete") and self._receiving:
+                self.changes_applied += 1
+            if self._trace is not None:
+                self._emit({"event": "directory", "node": effect.node, "operation": effect.operation,
+                            "status": effect.status, "type": effect.object_type,
+                            "path": effect.path_name, "guid": str(effect.guid) if effect.guid else None,
+                            "seq": effect.seq_number})
+            for callback in self.notifier:  # MS-MQCN wiring (notify.py)
+                callback(self, effect.node, effect)
+        elif type(effect) is EnqueueMessage:
             if not effect.destination or not self.up.get(effect.node):
                 self._emit({"event": "unsent", "node": effect.node, "why": "no destination"})
                 return
-            msg = self.message_of(effect)
-            body = msg.body
+            template, body = self._message_parts(effect)
             if self._trace is not None:
                 self._emit({"event": "send", "node": effect.node, "to": effect.destination,
                             "priority": effect.priority, "timeout": effect.time_to_reach_queue,
                             "ack": effect.ack_requested.value, "body": body.hex()})
-            self.network.send(msg)
+            self.network.send(template, body)
         elif type(effect) is StartTimer:
             key = (effect.node, effect.timer)
             old = self._timers.pop(key, None)
@@ -341,24 +360,43 @@ class World:
                 self.scheduler.cancel(old)
         elif type(effect) is RequestCompleted:
             self.results[(effect.node, effect.request)] = effect.status
-            self._emit({"event": "request_completed", "node": effect.node, "request": effect.request,
-                        "status": effect.status})
-        elif type(effect) is DirectoryOperation:
-            if effect.status == 0 and effect.operation in ("create", "update", "delete") and self._receiving:
-                self.changes_applied += 1
             if self._trace is not None:
-                self._emit({"event": "directory", "node": effect.node, "operation": effect.operation,
-                            "status": effect.status, "type": effect.object_type,
-                            "path": effect.path_name, "guid": str(effect.guid) if effect.guid else None,
-                            "seq": effect.seq_number})
-            for callback in self.notifier:  # MS-MQCN wiring (notify.py)
-                callback(self, effect.node, effect)
+                    self._emit({"event": "request_completed", "node": effect.node, "request": effect.request,
+                            "status": effect.status})
         else:
             self._emit({"event": "clarified", "node": getattr(effect, "node", ""),
                         "erratum": getattr(effect, "erratum", ""), "detail": getattr(effect, "detail", "")})
 
     def message_of(self, effect: EnqueueMessage) -> MsmqMessage:
         """The MSMQ message an EnqueueMessage effect puts on the network (its body encoded)."""
+        template, body = self._message_parts(effect)
+        return template if template.body is body else with_body(template, body)
+
+    def _message_parts(self, effect: EnqueueMessage) -> tuple[MsmqMessage, bytes]:
+        """message_of's message as a checked message with the right attributes, and the body it carries.
+
+        Every attribute but the body comes from the arguments a handler gave Send Replication
+        Message, and these repeat: one set per sender, destination and kind of message. The
+        message built (and validated) for the first effect of a set is kept, and a later effect
+        with an equal set gets it with its own body (transport.with_body, or Network.send's
+        ``body``). The set is compared with the numbers' types, since True or 3.0 would not pass
+        where 1 or 3 does, and with the sender's GUID object itself (a node keeps one).
+        """
+        key = (effect.node, effect.destination, effect.format_name, effect.priority, effect.time_to_reach_queue,
+               effect.time_to_be_received, effect.ack_requested, effect.admin_queue, effect.response_queue,
+               effect.sender_identifier_type)
+        template = self._message_templates.get(key)
+        if (template is None or template.sender_identifier is not effect.sender_identifier
+                or type(effect.priority) is not int or type(effect.time_to_reach_queue) is not int
+                or type(effect.time_to_be_received) is not int or type(effect.sender_identifier_type) is not int
+                or type(effect.ack_requested) is not EffectAck):
+            message = self._new_message(effect)
+            self._message_templates[key] = message
+            return message, message.body
+        return template, mqdsrp.encode(effect.body)
+
+    def _new_message(self, effect: EnqueueMessage) -> MsmqMessage:
+        """message_of's message built attribute by attribute, every value checked."""
         return MsmqMessage(
             source_machine=effect.node, destination_machine=effect.destination,
             destination_format_name=effect.format_name, body=mqdsrp.encode(effect.body),

@@ -2,6 +2,7 @@
 
 import math
 
+import attrs
 import pytest
 
 from mqspec.clauses import covers
@@ -179,6 +180,67 @@ def test_message_fields_are_validated():
     ):
         with pytest.raises(ModelError):
             rep(**bad)
+
+
+def test_the_hot_path_copies_equal_attrs_evolve():
+    """The sent copy (new id and time) and a template's copy with a new body equal attrs.evolve's, a subclass's too."""
+    from mqspec.refimpl.transport import _stamped, with_body
+
+    m = rep(
+        message_id=7, correlation_id=3, klass=MessageClass.NACK_BAD_SIGNATURE, priority=6,
+        time_to_be_received=40, delivery=Delivery.RECOVERABLE, ack_requested=AckRequested.FULL_RECEIVE,
+        response_queue=None, hash_algorithm=9, signature_ok=False, sender_identifier_type=1, sent_at=1.5,
+    )
+    assert _stamped(m, 11, 2.5, m.body) == attrs.evolve(m, message_id=11, sent_at=2.5)
+    assert _stamped(m, 11, 2.5, b"\x00") == attrs.evolve(m, message_id=11, sent_at=2.5, body=b"\x00")
+    assert with_body(m, b"\x00\x09") == attrs.evolve(m, body=b"\x00\x09")
+    with pytest.raises(ModelError, match="body"):
+        with_body(m, "text")
+    from mqspec.refimpl.notify import NotificationMsmqMessage
+
+    n = NotificationMsmqMessage(**{f.name: getattr(m, f.name) for f in attrs.fields(MsmqMessage)},
+                                authentication_level=1)
+    assert _stamped(n, 11, 2.5, b"\x00") == attrs.evolve(n, message_id=11, sent_at=2.5, body=b"\x00")
+    assert with_body(n, b"\x00") == attrs.evolve(n, body=b"\x00")
+    assert type(_stamped(n, 11, 2.5, n.body)) is NotificationMsmqMessage
+
+
+def test_sending_with_a_body_sends_the_message_carrying_that_body():
+    """send(m, body) sends what send(with_body(m, body)) sends, and refuses a body that is not bytes."""
+    from mqspec.refimpl.transport import with_body
+
+    s, net = make_net()
+    a = net.send(rep(), b"\x00\x07")
+    b = net.send(with_body(rep(), b"\x00\x07"))
+    assert a.body == b"\x00\x07" and a == attrs.evolve(b, message_id=a.message_id)
+    with pytest.raises(ModelError, match="body"):
+        net.send(rep(), "text")
+    assert net.sent == 2
+
+
+def test_world_message_of_reuses_checked_attributes_only_for_equal_typed_ones():
+    """message_of builds the same message on its fast path, and still refuses a priority of True or a float timeout."""
+    from mqspec.model.mqdsrp import BSCAckMessage
+    from mqspec.refimpl.effects import AckRequested as Ack
+    from mqspec.refimpl.effects import EnqueueMessage
+    from mqspec.refimpl.world import World
+
+    world = World()
+    fields = dict(node="BSC1", destination="PSC1", format_name=replication_queue_direct("PSC1"),
+                  time_to_reach_queue=1200, time_to_be_received=1200, priority=3, ack_requested=Ack.NONE,
+                  admin_queue=None, response_queue=None, sender_identifier=GA)
+    bodies = [BSCAckMessage(GB, GC, "BSC1"), BSCAckMessage(GB, GA, "BSC1")]
+    for body in bodies:
+        effect = EnqueueMessage(body=body, **fields)
+        assert world.message_of(effect) == world._new_message(effect)
+    assert world.message_of(EnqueueMessage(body=bodies[0], **fields)).body != world.message_of(
+        EnqueueMessage(body=bodies[1], **fields)).body
+    world.message_of(EnqueueMessage(body=bodies[0], **{**fields, "priority": 1}))  # True == 1
+    for bad in (dict(priority=True), dict(priority=3.0), dict(time_to_reach_queue=1200.0)):
+        with pytest.raises(ModelError):
+            world.message_of(EnqueueMessage(body=bodies[0], **{**fields, **bad}))
+    other = attrs.evolve(EnqueueMessage(body=bodies[0], **fields), sender_identifier=GB)
+    assert world.message_of(other).sender_identifier == GB
 
 
 def test_messages_round_trip_through_json():
