@@ -8,7 +8,7 @@ shrinking) batch after batch until ``--steps`` rule steps have run, and prints (
 A *step* is one rule of the machine (a client request, a burst, a delivery, a clock advance, a
 fault, a crash, a restart, a settle) followed by every invariant check; ``handler_runs`` counts
 the MC-MQDSRP event handlers those steps ran (``handler_runs_per_second``), ``check_seconds``
-the time spent in the invariant checkers. ``seconds`` is process CPU time (one core). A batch
+the (wall) time spent in the invariant checkers. ``seconds`` is process CPU time (one core). A batch
 that finds a violation is counted in ``violations`` (by invariant) and the next batch goes on.
 
     python bench/stateful.py --json [--steps 20000] [--mode clarified|literal] [--profile soak|ci]

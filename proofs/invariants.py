@@ -91,7 +91,19 @@ def _label(pid: Any) -> str:
 
 
 def _moves(obs: Observation, field: str) -> list[SeqMove]:
-    return [e for e in obs.events if type(e) is SeqMove and e.field == field]
+    """The step's moves of ``field`` ("last" or "purged"), in event order (five checkers read them)."""
+    global _MOVES
+    if _MOVES[0] is not obs:
+        split: dict[str, list[SeqMove]] = {"last": [], "purged": []}
+        for e in obs.events:
+            if type(e) is SeqMove:
+                split[e.field].append(e)
+        _MOVES = (obs, split)
+    return _MOVES[1][field]
+
+
+#: the observation _moves last split, and its moves by field
+_MOVES: tuple[Observation | None, dict[str, list[SeqMove]]] = (None, {})
 
 
 # --- monotone sequence numbers ---------------------------------------------------------------

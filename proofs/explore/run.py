@@ -155,7 +155,7 @@ class _Recorder(ReplicationMachine):
                 if self._violated(other):
                     example.found.append(Violation(other, step, self.step_label,
                                                    errata_for(other, self.MODE, self.LITERAL_IN),
-                                                   self._problems[other][1][0]))
+                                                   self._problems[other][0]))
         super()._fail(name)
 
     def teardown(self) -> None:
