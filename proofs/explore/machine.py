@@ -320,6 +320,7 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
         self.steps_since_purge_round += 1
         self.steps_since_stale += 1
         self.steps_since_overtake += 1
+        self.steps_since_pending += 1
         long_wait = kind == "settle" or (kind == "advance" and seconds >= 600)
         self.steps_since_wait = 0 if long_wait else self.steps_since_wait + 1
         self.obs = self.driver.ghost.observe(  # type: ignore[union-attr]

@@ -56,8 +56,11 @@ class Steering:
     #: at least this many steps between stale-message rounds and between overtaken-header rounds
     STALE_EVERY = 30
     OVERTAKE_EVERY = 30
+    #: at least this many steps between pending-across-a-purge rounds (600 updates each, as costly as a burst)
+    PENDING_EVERY = 100
     steps_since_stale = 0
     steps_since_overtake = 0
+    steps_since_pending = 0
 
     # --- late messages about a purged partition ------------------------------------------------
 
@@ -225,3 +228,43 @@ class Steering:
         old, site["psc"] = site["psc"], new
         self._apply({"input": "move_psc", "site": site["site"], "to": new},
                     f"move {site['site']}'s PSC from {old} to {new}")
+
+    # --- a pending change older than the purge point ---------------------------------------------------
+
+    @precondition(lambda self: self.driver is not None and self.steps_since_pending >= self.PENDING_EVERY)
+    @rule(which=st.integers(0, 255))
+    def pending_across_a_purge(self, which: int) -> None:
+        """A BSC loses the ChangePropagation carrying 300 updates at its site's PSC, which has purged; the next change
+        is queued out of order (3.1.7.2.2) and the reply to its Sync Request is lost too. The PSC purges further
+        during 300 more updates, and its SeqNumberHeader of now raises the BSC's AllowedPurgeSeqNumber: the BSC's
+        sync then moves it far enough to purge (3.1.7.2.9, E-133) past the queued change's PurgedSeqNumber, and
+        Check Pending Changes removes it ("pending.PurgedSeqNumber < PurgedSeqNumber", 3.1.7.2.4)."""
+        self.steps_since_pending = 0
+        pairs = [(r, a, pid, u) for r, a, pid, u in self._overtake_pairs()
+                 if u["type"] == "machine" and self.world.nodes[a].my_site_partition is not None
+                 and self.world.nodes[a].my_site_partition.purged_seq_number != MIN]
+        if not pairs:
+            return
+        replica, authority, pid, update = pairs[which % len(pairs)]
+
+        def updates(times: int, value: int) -> None:
+            self._apply({"input": "repeat", "times": times, "inputs": [{**update, "properties": {"PROPID_QM_QUOTA": value}}]},
+                        f"pending across a purge: {times} updates at {authority}")
+
+        self._apply({"input": "drop", "from": authority, "to": replica, "operation": "ChangePropagation", "times": 1},
+                    f"pending across a purge: drop {authority}'s next ChangePropagation to {replica}")
+        updates(300, which)
+        self._apply({"input": "advance", "seconds": 3.0}, "pending across a purge: propagation (3 s)")
+        self._apply({"input": "drop", "from": authority, "to": replica, "operation": "SyncReply", "times": 1},
+                    f"pending across a purge: drop {authority}'s next SyncReply to {replica}")
+        updates(1, which + 1)
+        self._apply({"input": "advance", "seconds": 3.0}, "pending across a purge: propagation (3 s)")
+        updates(300, which + 2)
+        self._apply({"input": "advance", "seconds": 60.0}, "pending across a purge: acks (60 s)")
+        p = self.world.nodes[authority].find_partition(pid)
+        if p is None or not self.world.up.get(authority) or not self.world.up.get(replica):
+            return
+        body = header_body(self.world, authority, replica, pid, p.last_seq_number, p.purged_seq_number)
+        self._apply({"input": "send", "from": authority, "to": replica, "body": body.hex()},
+                    f"pending across a purge: {authority}'s header of now -> {replica}")
+        self._apply({"input": "advance", "seconds": 1.0}, "pending across a purge: the sync (1 s)")

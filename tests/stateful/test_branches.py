@@ -253,3 +253,21 @@ def test_a_just_added_sites_psc_moved_at_once_takes_its_site_partition():
         machine.settle()
     assert len(wanted) == 3 and reach.reached(wanted) == wanted
     assert machine.world.converged()
+
+
+@pytest.mark.slow
+def test_a_pending_change_older_than_the_bscs_new_purge_point_is_removed():
+    """A BSC's change queued out of order while its PSC purges further is removed once the BSC purges past it (3.1.7.2.4)."""
+    from mqspec.proofs.explore.machine import ReplicationMachine
+
+    wanted = _branch("check_pending_changes", "if pending.purged_seq_number < partition.purged_seq_number:")
+    machine = ReplicationMachine()
+    machine.build(pscs=2, bscs=[1, 1, 0])
+    machine.purge_round(1, "rebuilt")
+    machine.settle()
+    machine.steps_since_pending = machine.PENDING_EVERY
+    with branches.Reach() as reach:
+        machine.pending_across_a_purge(1)
+        machine.settle()
+    assert reach.reached([wanted]) == {wanted}
+    assert machine.world.converged()
