@@ -25,6 +25,9 @@ NOT_MODELLED = {
     "E-162": "following a site's new PSC (AuthorityName is not modelled)",
     "E-165": "where a change reply goes",
     "E-312": "a BSC's MyPSCName (one partition is modelled, and no server names)",
+    "E-316": ("a BSC's MyPSCName in SYNC0 (the model has no server names and no PSC moves); the convergence it "
+              "restores is checked by the explorer (replicas_converge_at_quiescence) and by "
+              "scenarios/e316-bsc-in-sync0-follows-its-moved-psc.yaml"),
     "E-315": ("a server named the new PSC of its own site (the model's authority is fixed: no PSC moves); the "
               "single-authority property it restores is checked by the explorer (one_authority_per_partition) "
               "and by scenarios/e315-new-psc-knew-its-site-before-the-move.yaml"),

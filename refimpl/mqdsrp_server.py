@@ -85,6 +85,11 @@ def receive_change_propagation(qm: QueueManager, ctx: Context, message: ChangePr
             if partition.purge_state is PurgeState.SYNC0:
                 # in sync0 the request must stay a sync0 request for everything after LastSeqNumber
                 # (the window stays MAX, the authority stays the one that answered AlreadyPurged)
+                if qm.is_bsc:
+                    # clarification E-316: the request goes to the PSC whose header this is, as the
+                    # text's own step does ("Set QueueManager.MyPSCName to machineName"): a BSC whose
+                    # PSC moved away during its sync0 would ask the old machine for ever
+                    qm.my_psc_name = machine_name
                 send_sync_request(qm, ctx, partition)
                 continue
             if partition.purge_state is not PurgeState.NORMAL:

@@ -135,6 +135,14 @@ def _rcp_max_window_sync0():
     return _propagation(qm, header=_header((ENT, 8, 0)))
 
 
+@situation("receive_change_propagation", "header-of-a-moved-psc-at-a-bsc-in-sync0")
+def _rcp_bsc_sync0_moved_psc():
+    """A BSC in sync0 re-asks the PSC whose header this is, not the one it knew (E-316); literally it is skipped (E-264)."""
+    qm = bsc()
+    part(qm, ENT).purge_state = PurgeState.SYNC0
+    return _propagation(qm, header=_header((ENT, 8, 0), machine=PSC2))
+
+
 @situation("receive_change_propagation", "header-with-the-window-at-max-in-startsync0")
 def _rcp_max_window_startsync0():
     """A partition left in STARTSYNC0 (a crash inside Start Sync0 State; the state persists) keeps its MAX window: the header sends nothing (E-264)."""

@@ -259,6 +259,27 @@ def test_a_max_window_in_sync0_asks_again_for_everything_only_when_clarified():
 
 
 @covers("MC-MQDSRP", "3.2.7.1")
+def test_a_bsc_in_sync0_asks_the_psc_whose_header_shows_it_behind_only_when_clarified():
+    """E-316: a BSC in SYNC0 re-asks (E-264) the PSC whose header this is ("Set QueueManager.MyPSCName to
+    machineName"), not the PSC it knew before, which may have moved away; literally it does not ask at all."""
+    effects = {}
+    for mode in (Mode.LITERAL, Mode.CLARIFIED):
+        qm = bsc_qm()
+        ent = partition(qm, ENT)
+        ent.purge_state = PurgeState.SYNC0
+        ctx = ctx_for(qm, mode)
+        receive_change_propagation(qm, ctx, propagation(header=header("PSC1-new", (ENT, 8, 0))))
+        assert (ent.change_missing_window, ent.authority_name) == (MAX_SEQ_NUMBER, PEC)
+        effects[mode] = (qm, ctx.effects)
+    qm, literal = effects[Mode.LITERAL]
+    assert (qm.my_psc_name, literal) == (PSC1, [])
+    qm, clarified = effects[Mode.CLARIFIED]
+    assert qm.my_psc_name == "PSC1-new"
+    request = SyncRequestMessage(SITE1, ENT, seq(0), MAX_SEQ_NUMBER, seq(0), True, Scope.NONE, BSC11)
+    assert clarified == [expect_send(qm, "PSC1-new", request, 20 * 60, 3, "AckNackReachQueue", acked_queues=True)]
+
+
+@covers("MC-MQDSRP", "3.2.7.1")
 @pytest.mark.parametrize("mode", [Mode.CLARIFIED, Mode.LITERAL])
 def test_a_header_at_the_missing_window_asks_again_in_both_modes(mode):
     """E-116: a header equal to the window is not below it, so both modes ask again (up to L clarified, L + 1 literal): the previous reply may be lost."""

@@ -18,7 +18,7 @@ from mqspec.refimpl.scenario_run import run
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 DEFECTS = ["e310-renamed-psc-neighbor-keeps-its-timer", "e311-new-site-gap-asked-at-once",
            "e312-bsc-follows-its-psc-rename", "e314-bsc-syncs-from-a-psc-that-purged-less",
-           "e315-new-psc-knew-its-site-before-the-move"]
+           "e315-new-psc-knew-its-site-before-the-move", "e316-bsc-in-sync0-follows-its-moved-psc"]
 TWO_SITES = {"pec": "PEC0", "sites": {"site0": {"psc": "PEC0", "machines": ["C01"]},
                                       "site1": {"psc": "PSC1", "bscs": ["BSC11"], "machines": ["C11"]}}}
 
