@@ -362,6 +362,8 @@ def _acked_seq_at_most_replica_last_seq(obs: Observation) -> list[str]:
     ghost = obs.ghost
     check = set(obs.touched) if not obs.full else set(world.nodes)
     for name, qm in world.nodes.items():
+        if name not in check and not any(n.machine_name in check for n in qm.psc_neighbors):
+            continue  # neither this server nor any of its PSC neighbors is checked
         for p in qm.partitions:
             pid = p.partition_id
             if ghost.owner_name(pid) != name:
@@ -384,10 +386,11 @@ def _partition_held_once_per_server(obs: Observation) -> list[str]:
     """Checks that a server holds one partition object per PartitionID and one PSC neighbor per machine."""
     out = []
     for name, qm in obs.nodes():
-        ids = [p.partition_id for p in qm.partitions]
+        # a Guid's bytes: equal exactly when the Guids are, and hashed without a Python call
+        ids = [p.partition_id.bytes_le for p in qm.partitions]
         if len(ids) != len(set(ids)):
             out.append(f"{name}: holds {len(ids) - len(set(ids))} duplicate partition(s)")
-        pairs = [(n.partition_id, n.machine_name) for n in qm.psc_neighbors]
+        pairs = [(n.partition_id.bytes_le, n.machine_name) for n in qm.psc_neighbors]
         if len(pairs) != len(set(pairs)):
             out.append(f"{name}: holds duplicate PSC neighbors {sorted(n for _p, n in pairs)}")
     return out
