@@ -164,6 +164,17 @@ def test_acknowledgment_above_the_replica_is_caught():
     assert problems(driver, "acked_seq_at_most_replica_last_seq")
 
 
+def test_acknowledgment_above_the_replica_is_caught_when_only_the_replica_ran():
+    """An acknowledgment above the replica is caught after a step that touched only the replica, not the authority."""
+    driver = built()
+    neighbor = next(n for n in driver.world.nodes["PEC0"].psc_neighbors if n.machine_name == "PSC1")
+    neighbor.acked_pec_seq_number = SequenceNumber(10_000)
+    obs = driver.ghost.observe("test")
+    check = inv.BY_NAME["acked_seq_at_most_replica_last_seq"].check
+    assert check(attrs.evolve(obs, touched=frozenset({"PSC1"})))
+    assert check(attrs.evolve(obs, touched=frozenset({"BSC01"}))) == []  # a step at neither: not looked at
+
+
 def test_replica_tombstone_gap_is_caught():
     """A PSC replica that passed a deletion but keeps no tombstone violates replica_tombstone_covers_applied_deletions."""
     driver = built()
