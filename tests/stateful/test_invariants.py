@@ -19,7 +19,7 @@ from mqspec.refimpl.mqdsrp_state import (
 )
 
 from mqspec.proofs.explore.driver import Driver, enterprise_input
-from mqspec.proofs.explore.machine import ReplicationMachine
+from mqspec.proofs.explore.machine import InvariantViolation, ReplicationMachine
 
 #: the names the design card and the proofs use (tests, docs and pipeline columns follow them)
 REQUIRED = (
@@ -186,3 +186,19 @@ def test_replica_tombstone_gap_is_caught():
     psc1 = driver.world.nodes["PSC1"]
     psc1.deleted_objects = [d for d in psc1.deleted_objects if not isinstance(d, DeletedObject)]
     assert problems(driver, "replica_tombstone_covers_applied_deletions")
+
+
+def test_each_input_of_a_rule_that_performs_several_is_checked(monkeypatch):
+    """A violation after the first of a rule's inputs (a purge round's burst) is reported, not replaced by the next step."""
+    class Machine(ReplicationMachine):
+        EXPLAIN_SECONDS = 0.0
+
+    machine = Machine()
+    machine.build(1, [0, 0, 0])
+    machine._check(machine.obs)
+    flag = attrs.evolve(inv.BY_NAME["purged_seq_at_most_last_seq"],
+                        check=lambda obs: ["flagged"] if obs.step == "first" else [])
+    monkeypatch.setattr(inv, "INVARIANTS", tuple(flag if i.name == flag.name else i for i in inv.INVARIANTS))
+    machine._apply({"input": "advance", "seconds": 0.01}, "first")
+    with pytest.raises(InvariantViolation, match="purged_seq_at_most_last_seq is violated after first"):
+        machine._apply({"input": "advance", "seconds": 0.01}, "second")
