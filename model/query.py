@@ -42,6 +42,7 @@ import attrs
 from mqspec.clauses import clause
 
 from .errors import ModelError
+from .guid import Guid
 from .jsonform import converter
 from .propids import PROPID_BY_VALUE, PropertyDef, VarType
 from .propvalue import Property, check_value
@@ -83,6 +84,10 @@ SEQNUM_PROPIDS: frozenset[int] = frozenset(
     for p in PROPID_BY_VALUE.values()
     if p.name.endswith("_SEQNUM") and p.vartype is VarType.VT_BLOB
 )
+
+#: how a compiled matcher (Restriction.matcher) reads a term's stored value: as a sequence number,
+#: as a GUID's bytes, or through _stored_key
+_SEQNUM_TERM, _GUID_TERM, _OTHER_TERM = "seqnum", "guid", "other"
 
 _INTEGER_TYPES = frozenset(
     {
@@ -187,7 +192,25 @@ class PropertyRestriction:
 
     @classmethod
     def of(cls, relation: Relation | int, propid: int, value: object) -> PropertyRestriction:
-        """Build from (rel, prop, prval) as the structure lists them (same as the constructor)."""
+        """Build from (rel, prop, prval) as the structure lists them (same as the constructor).
+
+        The value is frozen, so equal arguments may share one: a Relation, an int PROPID and a
+        value of one of the immutable types 3.2.7.8's lookups pass (a GUID, a blob, a string, an
+        int) give the restriction built the first time (the memo keys on the value's type, as
+        True == 1 and a bool is refused where an int is taken; a refused value is never kept).
+        """
+        kind = value.__class__
+        if cls is PropertyRestriction and kind in _SHAREABLE and relation.__class__ is Relation and (
+            propid.__class__ is int
+        ):
+            key = (relation, propid, value, kind)
+            hit = _RESTRICTIONS.get(key)
+            if hit is None:
+                hit = cls(relation, propid, value)
+                if len(_RESTRICTIONS) >= RESTRICTIONS_LIMIT:
+                    _RESTRICTIONS.clear()
+                _RESTRICTIONS[key] = hit
+            return hit
         return cls(relation, propid, value)
 
     @property
@@ -204,6 +227,13 @@ class PropertyRestriction:
         if left is None:
             return False  # a malformed sequence number compares with nothing
         return _OPERATORS[self.relation](left, comparison_key(pdef, self.value))
+
+
+#: PropertyRestriction.of's memo: (relation, propid, value, value type) -> the restriction;
+#: emptied when it holds RESTRICTIONS_LIMIT entries
+_RESTRICTIONS: dict[tuple[Relation, int, object, type], PropertyRestriction] = {}
+RESTRICTIONS_LIMIT = 1 << 12
+_SHAREABLE = frozenset({Guid, bytes, str, int})
 
 
 # The JSON form: ``value`` is typed by ``propid``, so the pair goes through Property's hooks
@@ -256,29 +286,36 @@ class Restriction:
         once per object is look up each term's definition and operator and work out the
         constant's comparison key; and a ``*_SEQNUM`` blob is compared as the integer its 8
         bytes spell, which orders exactly as the SequenceNumber :func:`comparison_key` gives.
+        A stored value of the exact type the VARTYPE holds (8 bytes for a ``*_SEQNUM``, a Guid
+        for VT_CLSID) passes :func:`check_value` as it is, so it is read without the call.
         """
         terms = []
         for r in self.restrictions:
             pdef = PROPID_BY_VALUE[r.propid]
             if r.propid in SEQNUM_PROPIDS:
                 right = comparison_key(pdef, r.value)
-                terms.append((r.propid, pdef, _OPERATORS[r.relation], True, right.value))
+                terms.append((r.propid, pdef, _OPERATORS[r.relation], _SEQNUM_TERM, right.value))
             else:
-                terms.append((r.propid, pdef, _OPERATORS[r.relation], False, comparison_key(pdef, r.value)))
+                kind = _GUID_TERM if pdef.vartype is VarType.VT_CLSID else _OTHER_TERM
+                terms.append((r.propid, pdef, _OPERATORS[r.relation], kind, comparison_key(pdef, r.value)))
 
         def matches(properties: Mapping[int, object]) -> bool:
-            for propid, pdef, op, seqnum, right in terms:
+            for propid, pdef, op, kind, right in terms:
                 if propid not in properties:
                     return False  # a property the object lacks satisfies no relation
                 value = properties[propid]
-                if seqnum:
-                    if isinstance(value, SequenceNumber):
+                if kind is _SEQNUM_TERM:
+                    if value.__class__ is bytes and len(value) == 8:  # type: ignore[arg-type]
+                        left = int.from_bytes(value, "big")  # type: ignore[arg-type]  # passes check_value
+                    elif isinstance(value, SequenceNumber):
                         left = value.value
                     else:
                         check_value(pdef, value)
                         if len(value) != 8:  # type: ignore[arg-type]
                             return False  # a malformed sequence number compares with nothing
                         left = int.from_bytes(value, "big")  # type: ignore[arg-type]
+                elif kind is _GUID_TERM and value.__class__ is Guid:
+                    left = value.bytes_le  # type: ignore[attr-defined]  # what _stored_key gives a Guid
                 else:
                     left = _stored_key(pdef, value)
                 if not op(left, right):

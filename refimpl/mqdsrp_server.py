@@ -375,6 +375,12 @@ REF_TABLE: dict[ObjectType, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
 }
 
+#: REF_TABLE's columns as PROPIDs: (LookupPropID, DirectoryChangePropID) per object type
+REF_IDS: dict[ObjectType, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    object_type: (tuple(P[n] for n in lookup), tuple(P[n] for n in change))
+    for object_type, (lookup, change) in REF_TABLE.items()
+}
+
 _PARTITION_PROPID = {
     ObjectType.MQDS_SITE: "PROPID_S_PARTITIONID", ObjectType.MQDS_CN: "PROPID_CN_PARTITIONID",
     ObjectType.MQDS_ENTERPRISE: "PROPID_E_PARTITIONID", ObjectType.MQDS_USER: "PROPID_U_PARTITIONID",
@@ -407,8 +413,7 @@ def lookup_directory_objects(
     "Create a DirectoryChange object ... Command := 0x03, UseGuid := 0x01, GuidIdentifier := the
     property value of the second element ... SeqNumber := the property value of the first element" (3.2.7.8).
     """
-    lookup_names, change_names = REF_TABLE[object_type]
-    lookup_ids = [P[n] for n in lookup_names]
+    lookup_ids, change_ids = REF_IDS[object_type]
     restrictions = [
         PropertyRestriction.of(Relation.PREQ, P[_PARTITION_PROPID[object_type]], partition.partition_id),
         PropertyRestriction.of(Relation.PRGE, lookup_ids[0], from_seq.to_bytes()),
@@ -421,6 +426,9 @@ def lookup_directory_objects(
         restrictions.append(PropertyRestriction.of(Relation.PREQ, P["PROPID_Q_SCOPE"], 0x01))
     handle = qm.directory.begin_lookup(Restriction(tuple(restrictions)), tuple(lookup_ids), object_type=int(object_type))
     changes: list[DirectoryChange] = []
+    # "PurgedSeqNumber := dirPartition.PurgedSeqNumber" for every change: one value for them all
+    purged = reply_purged_seq_number(qm, ctx, partition)
+    clarified = ctx.clarified  # E-124 below, asked once for every property of every row
     try:
         while True:
             rows = qm.directory.lookup_next(handle)
@@ -429,24 +437,22 @@ def lookup_directory_objects(
             for row in rows:
                 values = dict(zip(lookup_ids, row))
                 properties = []
-                for name in change_names:
-                    propid = P[name]
+                for propid in change_ids:
                     value = values.get(propid)
                     if value is None:
                         # clarification E-124: for a PROPID not read (or absent on the object) "the
                         # variant value is undefined and MUST NOT be interpreted", yet the flat
                         # encoding must carry bytes; mqspec leaves such properties out
-                        if ctx.clarified:
+                        if clarified:
                             continue
                         value = _zero(propid)
                     properties.append((propid, value))
                 if not properties:
                     # clarification E-124: with every property left out the receiver could not tell
                     # the object's type from the first PROPID (3.1.7.2.3); send the first with a zero
-                    first = P[change_names[0]]
+                    first = change_ids[0]
                     properties.append((first, _zero(first)))
-                changes.append(sharing.sync_change(partition.partition_id, row[0], reply_purged_seq_number(qm, ctx, partition),
-                                            tuple(properties), row[1]))
+                changes.append(sharing.sync_change(partition.partition_id, row[0], purged, tuple(properties), row[1]))
     finally:
         qm.directory.end_lookup(handle)
     return changes

@@ -182,6 +182,20 @@ def test_restriction_values_are_validated_against_the_registry():
 
 
 @covers("MS-MQDS", "2.2.12")
+def test_equal_restrictions_share_one_value_and_refusals_stay_refusals():
+    """PropertyRestriction.of gives equal arguments one frozen value, yet a bool where an int is taken is still refused."""
+    first = PropertyRestriction.of(Relation.PREQ, QUOTA, 1)
+    assert PropertyRestriction.of(Relation.PREQ, QUOTA, 1) is first
+    assert PropertyRestriction.of(Relation.PREQ, INSTANCE, Guid.NULL) is PropertyRestriction.of(
+        Relation.PREQ, INSTANCE, Guid(bytes(16)))
+    with pytest.raises(ModelError):
+        PropertyRestriction.of(Relation.PREQ, QUOTA, True)  # True == 1, but VT_UI4 takes no bool
+    with pytest.raises(ModelError):
+        PropertyRestriction.of(Relation.PREQ, QUOTA, "1")
+    assert PropertyRestriction.of(Relation.PRGT, QUOTA, 1) != first
+
+
+@covers("MS-MQDS", "2.2.12")
 def test_stored_values_of_the_wrong_type_are_model_errors():
     """A directory object holding a value of another VARTYPE is bad model use, not a mismatch."""
     with pytest.raises(ModelError):
