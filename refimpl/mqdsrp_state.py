@@ -71,6 +71,25 @@ class DirectoryPartition:
     pending_changes: list[DirectoryChange] = volatile(factory=list)
 
 
+#: how many times a DirectoryPartition's PartitionID was set (built, copied or assigned): the
+#: index of QueueManager.find_partition holds only while this stays the same
+_partition_ids_set = [0]
+_partition_id_slot = DirectoryPartition.__dict__["partition_id"]
+
+
+def _set_partition_id(partition: DirectoryPartition, value: Guid) -> None:
+    _partition_ids_set[0] += 1
+    _partition_id_slot.__set__(partition, value)
+
+
+# PartitionID is read as the slot is (a C getter); every way of setting it (attrs' __init__ and
+# copies go through object.__setattr__, which finds this property) counts the change. An attrs
+# on_setattr hook would do the same through a __setattr__ that every attribute pays for.
+DirectoryPartition.partition_id = property(  # type: ignore[method-assign,assignment]
+    _partition_id_slot.__get__, _set_partition_id, None, "PartitionID (3.1.1.2.3)",
+)
+
+
 @attrs.define(eq=False)
 class DirectoryNeighbor:
     """3.1.1.2.4: a PSC or BSC neighbor and what it has acknowledged."""
@@ -159,15 +178,13 @@ class QueueManager:
         return self.role is Role.BSC
 
     def find_partition(self, partition_id: Guid) -> DirectoryPartition | None:
-        """The first partition whose PartitionID equals ``partition_id`` (None when there is none)."""
+        """The first partition whose PartitionID equals ``partition_id`` (None when there is none).
+
+        Every change a replica applies looks its partition up, so a GUID is looked up in an index
+        of the partitions list (:func:`_partition_index`) instead of scanning it.
+        """
         if partition_id.__class__ is Guid:
-            # Guid equality spelt out (the same bytes), not called: every change looks its partition up
-            key = partition_id.bytes_le
-            for partition in self.partitions:
-                pid = partition.partition_id
-                if pid.__class__ is Guid and pid.bytes_le == key:
-                    return partition
-            return None
+            return _partition_index(self.partitions).get(partition_id.bytes_le)
         for partition in self.partitions:
             if partition.partition_id == partition_id:
                 return partition
@@ -178,6 +195,40 @@ class QueueManager:
         return (self.is_pec and partition is self.my_enterprise_partition) or (
             self.is_psc and partition is self.my_site_partition
         )
+
+
+#: _partition_index's entries: id(partitions list) -> (the list, a copy of its items when indexed,
+#: _partition_ids_set then, the index); an entry holds its list, so no other list takes that id
+#: while it lives. Emptied when it holds PARTITION_INDEX_LIMIT entries.
+_PARTITION_INDEXES: dict[int, tuple[list[DirectoryPartition], list[DirectoryPartition], int,
+                                    dict[bytes, DirectoryPartition]]] = {}
+PARTITION_INDEX_LIMIT = 1 << 12
+
+
+def _partition_index(partitions: list[DirectoryPartition]) -> dict[bytes, DirectoryPartition]:
+    """The first partition of each GUID PartitionID in ``partitions``, by the GUID's bytes.
+
+    The lists are changed in many places (handlers append and remove, drivers and tests assign
+    them), so the index is not kept up to date by them: it is checked instead. It is the one
+    built for this list object when the list still holds the same partitions in the same order
+    (a comparison of object identities) and no PartitionID was set since; otherwise it is built
+    again, first partition first, as the scan it replaces would find them.
+    """
+    entry = _PARTITION_INDEXES.get(id(partitions))
+    if (entry is not None and entry[0] is partitions and entry[2] == _partition_ids_set[0]
+            and entry[1] == partitions):
+        return entry[3]
+    index: dict[bytes, DirectoryPartition] = {}
+    for partition in partitions:
+        pid = partition.partition_id
+        if pid.__class__ is Guid and pid.bytes_le not in index:
+            index[pid.bytes_le] = partition
+    if partitions.__class__ is not list or any(p.__class__ is not DirectoryPartition for p in partitions):
+        return index  # the check above compares DirectoryPartitions (compared by identity) in a list
+    if len(_PARTITION_INDEXES) >= PARTITION_INDEX_LIMIT:
+        _PARTITION_INDEXES.clear()
+    _PARTITION_INDEXES[id(partitions)] = (partitions, list(partitions), _partition_ids_set[0], index)
+    return index
 
 
 def lose_volatile_state(obj: Any) -> None:

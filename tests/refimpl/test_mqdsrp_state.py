@@ -1,6 +1,10 @@
 """MC-MQDSRP 3.1.1: a crash (lose_volatile_state) resets exactly what the data model calls "not persisted"."""
 
 import attrs
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mqspec.model.guid import Guid
 from mqspec.model.seqnum import MAX_SEQ_NUMBER, MIN_SEQ_NUMBER
 from mqspec.refimpl.mqdsrp_common import common_initialization
 from mqspec.refimpl.mqdsrp_state import (
@@ -123,3 +127,34 @@ def test_initialization_after_a_crash_recomputes_the_my_attributes():
     assert bsc.my_psc_name is None
     common_initialization(bsc, context(bsc))
     assert bsc.my_psc_name == "PSC1" and bsc.my_site_partition is bsc.find_partition(SITE1)
+
+
+_IDS = [Guid.from_name(f"partition{i}") for i in range(4)]
+_EDITS = st.lists(st.tuples(st.sampled_from(["append", "insert", "remove", "replace", "assign", "set_id", "find"]),
+                            st.integers(0, 3), st.integers(0, 3)), max_size=30)
+
+
+@given(_EDITS)
+def test_find_partition_answers_as_a_scan_whatever_changes_the_partitions(edits):
+    """find_partition gives the first partition with the PartitionID after any append, insert, remove, replacement, new list or new PartitionID."""
+    qm = bsc_node()
+    qm.partitions = []
+
+    def scan(partition_id):
+        return next((p for p in qm.partitions if p.partition_id == partition_id), None)
+
+    for edit, i, j in edits:
+        if edit == "append":
+            qm.partitions.append(DirectoryPartition(_IDS[i], "PSC1"))
+        elif edit == "insert":
+            qm.partitions.insert(0, DirectoryPartition(_IDS[i], "PSC1"))
+        elif edit == "remove" and qm.partitions:
+            del qm.partitions[i % len(qm.partitions)]
+        elif edit == "replace" and qm.partitions:
+            qm.partitions[i % len(qm.partitions)] = DirectoryPartition(_IDS[j], "PSC1")
+        elif edit == "assign":
+            qm.partitions = [DirectoryPartition(_IDS[k], "PSC1") for k in (i, j, i)]
+        elif edit == "set_id" and qm.partitions:
+            qm.partitions[i % len(qm.partitions)].partition_id = _IDS[j]
+        for partition_id in _IDS:
+            assert qm.find_partition(partition_id) is scan(partition_id)
