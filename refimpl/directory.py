@@ -221,33 +221,38 @@ def _new_object(
     return guid, path_name, key, props
 
 
-#: _new_object's results for a tuple of Property values, by (the tuple's id, the other
-#: arguments); an entry holds its tuple, so no other tuple takes that id while it lives.
-#: Emptied when it holds SHARED_OBJECTS_LIMIT entries.
-_NEW_OBJECTS: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
+#: _new_object's results for a tuple of Property values: the tuple's id -> (the tuple, the other
+#: arguments, the result); an entry holds its tuple, so no other tuple takes that id while it
+#: lives. Emptied when it holds SHARED_OBJECTS_LIMIT entries.
+_NEW_OBJECTS: dict[int, tuple[tuple[Any, ...], tuple[Any, ...], Any]] = {}
 SHARED_OBJECTS_LIMIT = 1 << 14
 
 
 def _new_object_shared(
-    object_type: int, path_name: str | None, guid: Guid | None, properties: tuple[Property, ...],
+    object_type: int, path_name: str | None, guid: Guid | None, properties: tuple[Any, ...],
     partition_id: Guid, seq_number: SequenceNumber,
-) -> int | tuple[Guid, str | None, tuple[int, str] | None, dict[int, object]]:
-    """:func:`_new_object` for a tuple of (frozen) Property values, one result for the same inputs.
+) -> tuple[int | tuple[Guid, str | None, tuple[int, str] | None, dict[int, object]], bool]:
+    """:func:`_new_object` for a tuple, and whether the result is shared: one result for the same inputs.
 
     Every replica applies the same decoded change (one shared tuple of properties) with the same
     partition and sequence number, so every replica's object gets the same properties dict:
     the store shares it between them and copies it before it changes it (DirectoryObject.shared).
+    Only a tuple of (frozen) Property values is shared; the other arguments are compared as a
+    dict key would compare them (equal values; the same objects, as a replica passes them,
+    compare at once).
     """
-    key = (id(properties), object_type, path_name, guid, partition_id, seq_number)
-    hit = _NEW_OBJECTS.get(key)
-    if hit is not None and hit[0] is properties:
-        return hit[1]
+    args = (object_type, path_name, guid, partition_id, seq_number)
+    hit = _NEW_OBJECTS.get(id(properties))
+    if hit is not None and hit[0] is properties and hit[1] == args:
+        return hit[2], True
     made = _new_object(object_type, path_name, guid, properties, partition_id, seq_number)
+    if not all(type(p) is Property for p in properties):
+        return made, False
     if type(made) is not int:
         if len(_NEW_OBJECTS) >= SHARED_OBJECTS_LIMIT:
             _NEW_OBJECTS.clear()
-        _NEW_OBJECTS[key] = (properties, made)
-    return made
+        _NEW_OBJECTS[id(properties)] = (properties, args, made)
+    return made, True
 
 
 class _Lookup:
@@ -397,9 +402,10 @@ class DirectoryStore:
         """
         if not isinstance(partition_id, Guid) or not isinstance(seq_number, SequenceNumber):
             raise ModelError("create takes a Guid partition_id and a SequenceNumber seq_number")
-        shared = type(properties) is tuple and all(type(p) is Property for p in properties)
-        made = (_new_object_shared if shared else _new_object)(
-            object_type, path_name, guid, properties, partition_id, seq_number)
+        if type(properties) is tuple:
+            made, shared = _new_object_shared(object_type, path_name, guid, properties, partition_id, seq_number)
+        else:
+            made, shared = _new_object(object_type, path_name, guid, properties, partition_id, seq_number), False
         if type(made) is int:
             return made
         guid, made_path, key, props = made  # type: ignore[misc]
@@ -536,7 +542,7 @@ class DirectoryStore:
             by_props = sort.sort(obj.properties for obj in chosen)  # stable: ties keep (seq, GUID)
             position = {id(obj.properties): obj for obj in chosen}
             chosen = [position[id(props)] for props in by_props]
-        rows = [[obj.properties.get(c) for c in cols] for obj in chosen]
+        rows = [list(map(obj.properties.get, cols)) for obj in chosen]
         handle = self._next_handle
         self._next_handle += 1
         self._lookups[handle] = _Lookup(rows)

@@ -595,3 +595,19 @@ def test_replicas_of_one_change_share_properties_until_one_changes():
     plain = DirectoryStore()  # from a list: nothing shared, and an equal store
     plain.create(Q, "m\\q", None, list(props), SITE0, seq(3))
     assert stores[0] == plain and not plain.objects[guid].shared and stores[0] != stores[1]
+
+
+def test_one_tuple_of_properties_with_other_arguments_gives_each_its_own_object():
+    """A tuple of Property values created with another partition, sequence number or name makes the object of those arguments."""
+    guid = Guid.from_name("again")
+    props = (Property(P["PROPID_Q_INSTANCE"], guid), Property(P["PROPID_Q_LABEL"], "one"))
+    made = []
+    for partition, n, path in [(SITE0, 3, "m\\q"), (SITE0, 3, "m\\q"), (SITE1, 3, "m\\q"), (SITE0, 4, "m\\q"),
+                               (SITE0, 3, "m\\r")]:
+        store = DirectoryStore()
+        assert store.create(Q, path, None, props, partition, seq(n)) == MQ_OK
+        plain = DirectoryStore()
+        plain.create(Q, path, None, list(props), partition, seq(n))
+        assert store == plain
+        made.append(store.objects[guid])
+    assert made[0].properties is made[1].properties and made[1].properties is not made[2].properties
