@@ -268,6 +268,16 @@ class _Lookup:
 _SUM_MOD = 1 << 64
 
 
+class _Partition(dict):  # type: ignore[type-arg]
+    """The objects of one partition by GUID, and ``digest``, the sum of their content digests."""
+
+    __slots__ = ("digest",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.digest = 0
+
+
 def _content_hash(obj: DirectoryObject) -> int:
     """A 64-bit digest of what a snapshot shows of an object: GUID, type, path name, sequence number.
 
@@ -286,7 +296,7 @@ class DirectoryStore:
     Every change to an object goes through the methods below, which keep both up to date.
     """
 
-    __slots__ = ("objects", "_by_path", "_lookups", "_next_handle", "_parts", "_sums")
+    __slots__ = ("objects", "_by_path", "_lookups", "_next_handle", "_parts")
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by content
 
     def __init__(self) -> None:
@@ -294,41 +304,39 @@ class DirectoryStore:
         self._by_path: dict[tuple[int, str], Guid] = {}
         self._lookups: dict[int, _Lookup] = {}
         self._next_handle = 1
-        self._parts: dict[Guid, dict[Guid, DirectoryObject]] = {}  # partition -> its objects
-        self._sums: dict[Guid, int] = {}  # partition -> sum of its objects' content digests
+        self._parts: dict[Guid, _Partition] = {}  # partition -> its objects and their digest
 
     # --- the partition index -------------------------------------------------------------
     def _index(self, obj: DirectoryObject) -> None:
         pid = obj.partition_id
         part = self._parts.get(pid)
         if part is None:
-            part = self._parts[pid] = {}
+            part = self._parts[pid] = _Partition()
         part[obj.guid] = obj
-        self._sums[pid] = (self._sums.get(pid, 0) + _content_hash(obj)) % _SUM_MOD
+        part.digest = (part.digest + _content_hash(obj)) % _SUM_MOD
 
     def _unindex(self, obj: DirectoryObject) -> None:
         pid = obj.partition_id
         part = self._parts[pid]
         del part[obj.guid]
         if part:
-            self._sums[pid] = (self._sums[pid] - _content_hash(obj)) % _SUM_MOD
+            part.digest = (part.digest - _content_hash(obj)) % _SUM_MOD
         else:
             del self._parts[pid]
-            del self._sums[pid]
 
     def _reindex(self, obj: DirectoryObject, old_partition: Guid, old_hash: int) -> None:
         """Index ``obj`` again after a change: it was in ``old_partition`` with content digest ``old_hash``."""
         pid = obj.partition_id
         if pid == old_partition:
-            self._sums[pid] = (self._sums[pid] - old_hash + _content_hash(obj)) % _SUM_MOD
+            part = self._parts[pid]
+            part.digest = (part.digest - old_hash + _content_hash(obj)) % _SUM_MOD
             return
         part = self._parts[old_partition]
         del part[obj.guid]
         if part:
-            self._sums[old_partition] = (self._sums[old_partition] - old_hash) % _SUM_MOD
+            part.digest = (part.digest - old_hash) % _SUM_MOD
         else:
             del self._parts[old_partition]
-            del self._sums[old_partition]
         self._index(obj)
 
     def partition_digest(self, partition_id: Guid) -> int:
@@ -337,7 +345,8 @@ class DirectoryStore:
         Equal contents give equal digests; unequal contents give unequal ones but with
         probability about 2**-64.
         """
-        return self._sums.get(partition_id, 0)
+        part = self._parts.get(partition_id)
+        return 0 if part is None else part.digest
 
     # --- finding objects ----------------------------------------------------------------
     def find(

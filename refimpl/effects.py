@@ -127,6 +127,11 @@ class Clarified:
 Effect = EnqueueMessage | StartTimer | CancelTimer | DirectoryOperation | RequestCompleted | Clarified
 
 
+#: the modes as module constants: Context.clarified runs several times for every change a replica
+#: applies, and reading a member off an Enum class is slow in Python 3.11 (EnumType.__getattr__)
+_CLARIFIED, _LITERAL = Mode.CLARIFIED, Mode.LITERAL
+
+
 class Context:
     """What one event's handlers share: the node, the mode, the clock, and the effects so far."""
 
@@ -140,11 +145,11 @@ class Context:
 
     @property
     def clarified(self) -> bool:
-        return self.mode is Mode.CLARIFIED
+        return self.mode is _CLARIFIED
 
     @property
     def literal(self) -> bool:
-        return self.mode is Mode.LITERAL
+        return self.mode is _LITERAL
 
     def emit(self, effect: Effect) -> None:
         self.effects.append(effect)

@@ -46,6 +46,9 @@ class Role(str, enum.Enum):
     BSC = "BSC"
 
 
+_PEC, _BSC = Role.PEC, Role.BSC
+
+
 class PurgeState(enum.IntEnum):
     """DirectoryPartition.PurgeState (3.1.1.2.3)."""
 
@@ -164,18 +167,21 @@ class QueueManager:
     #: clarification E-137: when each neighbor last got a SeqNumberHeader, per (machine, scope)
     last_seq_number_header_sent: dict[tuple[str, str], float] = volatile(factory=dict)
 
+    # the roles are module constants here: reading a member off an Enum class goes through
+    # EnumType.__getattr__'s slow path in Python 3.11, and the handlers ask these on every change
+
     @property
     def is_pec(self) -> bool:
-        return self.role is Role.PEC
+        return self.role is _PEC
 
     @property
     def is_psc(self) -> bool:
         """1.3.1.1: a statement about a PSC also applies to the PEC."""
-        return self.role is not Role.BSC
+        return self.role is not _BSC
 
     @property
     def is_bsc(self) -> bool:
-        return self.role is Role.BSC
+        return self.role is _BSC
 
     def find_partition(self, partition_id: Guid) -> DirectoryPartition | None:
         """The first partition whose PartitionID equals ``partition_id`` (None when there is none).
@@ -184,7 +190,12 @@ class QueueManager:
         of the partitions list (:func:`_partition_index`) instead of scanning it.
         """
         if partition_id.__class__ is Guid:
-            return _partition_index(self.partitions).get(partition_id.bytes_le)
+            partitions = self.partitions
+            entry = _PARTITION_INDEXES.get(id(partitions))  # _partition_index's check, inline
+            if (entry is not None and entry[0] is partitions and entry[2] == _partition_ids_set[0]
+                    and entry[1] == partitions):
+                return entry[3].get(partition_id.bytes_le)
+            return _partition_index(partitions).get(partition_id.bytes_le)
         for partition in self.partitions:
             if partition.partition_id == partition_id:
                 return partition
