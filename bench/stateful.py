@@ -125,6 +125,17 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
 SUMMED = ("steps", "runs", "batches", "seconds", "handler_runs", "check_seconds", "violations")
 
 
+def gather_failures(save: str, workers: int) -> None:
+    """Append each worker's failure lines (``OUT.jsonl.<worker>``, written apart so that no two processes
+    append to one file) to ``save``, in worker order, and remove the worker files."""
+    with open(save, "a", encoding="utf-8") as out:
+        for w in range(workers):
+            part = Path(f"{save}.{w}")
+            if part.exists():
+                out.write(part.read_text(encoding="utf-8"))
+                part.unlink()
+
+
 def run_workers(workers: int, steps: int, mode: Mode, step_count: int, batch: int, profile: str,
                 save: str | None, seed: int, trace_branches: bool = False,
                 progress: str | None = None) -> dict[str, object]:
@@ -136,6 +147,8 @@ def run_workers(workers: int, steps: int, mode: Mode, step_count: int, batch: in
              progress) for w in range(workers)]
     with multiprocessing.get_context("fork").Pool(workers) as pool:
         parts = pool.starmap(run, jobs)
+    if save:
+        gather_failures(save, workers)
     total: dict[str, object] = dict(parts[0])
     for key in SUMMED:
         total[key] = round(sum(p[key] for p in parts), 3)  # type: ignore[misc]

@@ -1,4 +1,4 @@
-"""bench/stateful.py: the progress lines a long soak writes after each batch."""
+"""bench/stateful.py: the progress lines a long soak writes after each batch, and the failures its workers save."""
 
 from __future__ import annotations
 
@@ -26,3 +26,15 @@ def test_progress_gets_a_line_per_batch_with_the_steps_so_far(tmp_path):
     assert all(a["steps"] < b["steps"] for a, b in zip(lines, lines[1:]))
     assert lines[-1]["steps"] == out["steps"] and lines[-1]["runs"] == out["runs"]
     assert lines[-1]["violations"] == out["violations"] and lines[-1]["worker"] == 0
+
+
+def test_the_workers_failure_lines_end_in_the_one_file_asked_for(tmp_path):
+    """--save-failures with workers: each worker's lines are appended to OUT in worker order and its own file is removed."""
+    out = tmp_path / "failures.jsonl"
+    out.write_text('{"run": "earlier"}\n', encoding="utf-8")
+    (tmp_path / "failures.jsonl.0").write_text('{"worker": 0}\n', encoding="utf-8")
+    (tmp_path / "failures.jsonl.2").write_text('{"worker": 2, "a": 1}\n{"worker": 2, "a": 2}\n', encoding="utf-8")
+    _bench().gather_failures(str(out), 3)
+    assert out.read_text(encoding="utf-8").splitlines() == [
+        '{"run": "earlier"}', '{"worker": 0}', '{"worker": 2, "a": 1}', '{"worker": 2, "a": 2}']
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["failures.jsonl"]
