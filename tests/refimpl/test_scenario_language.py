@@ -321,3 +321,16 @@ def test_send_body_is_hex():
     """A ``send`` body that is not hex is a parse error."""
     with pytest.raises(sc.ScenarioError, match=r"steps\[0\]\.send\.body: not hex"):
         _parse([{"send": {"from": "PSC1", "to": "PEC0", "body": "zz"}}])
+
+
+def test_an_expectation_about_a_server_never_added_fails_and_names_it():
+    """An expectation at a BSC whose add_bsc failed (its site's PSC had no partition yet) is a failed expectation naming it, not a crash; the other servers are still checked."""
+    failures = _failures([
+        {"add_site": {"site": "site2", "psc": "PSC2"}},
+        {"add_bsc": {"site": "site2", "bsc": "BSC21"}},
+        {"settle": {}},
+        {"expect": {"node": {"at": ["BSC21", "BSC11"], "my_psc_name": "PSC2"}}},
+    ])
+    assert any("add_bsc: site site2 has no running PSC" in f for f in failures)
+    assert any("node: BSC21 is not a server in the enterprise now" in f for f in failures)
+    assert any("node: BSC11 MyPSCName is PSC1, expected PSC2" in f for f in failures)
