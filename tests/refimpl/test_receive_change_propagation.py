@@ -239,19 +239,26 @@ def test_a_max_window_outside_normal_and_sync0_suppresses_header_sync_requests(m
     assert (ent.change_missing_window, ent.authority_name) == (MAX_SEQ_NUMBER, PEC)
 
 
+def _header_ahead_in_sync0(make_qm, sender):
+    """Each reading's (queue manager, effects) after ``sender``'s header shows the enterprise partition,
+    in SYNC0 with its window at MAX, behind; the window and the authority stay as they were in both."""
+    effects = {}
+    for mode in (Mode.LITERAL, Mode.CLARIFIED):
+        qm = make_qm()
+        ent = partition(qm, ENT)
+        ent.purge_state = PurgeState.SYNC0
+        ctx = ctx_for(qm, mode)
+        receive_change_propagation(qm, ctx, propagation(header=header(sender, (ENT, 8, 0))))
+        assert (ent.change_missing_window, ent.authority_name) == (MAX_SEQ_NUMBER, PEC)
+        effects[mode] = (qm, ctx.effects)
+    return effects
+
+
 @covers("MC-MQDSRP", "3.2.7.1")
 def test_a_max_window_in_sync0_asks_again_for_everything_only_when_clarified():
     """E-264 in SYNC0: literally every header is below the MAX window (a lost sync0 reply is never asked again);
     clarified, a header ahead re-sends the sync0 request (From LastSeqNumber, To MAX) and the window stays MAX."""
-    effects = {}
-    for mode in (Mode.LITERAL, Mode.CLARIFIED):
-        qm = psc_qm()
-        ent = partition(qm, ENT)
-        ent.purge_state = PurgeState.SYNC0
-        ctx = ctx_for(qm, mode)
-        receive_change_propagation(qm, ctx, propagation(header=header("PEC-new", (ENT, 8, 0))))
-        assert (ent.change_missing_window, ent.authority_name) == (MAX_SEQ_NUMBER, PEC)
-        effects[mode] = (qm, ctx.effects)
+    effects = _header_ahead_in_sync0(psc_qm, "PEC-new")
     assert effects[Mode.LITERAL][1] == []
     qm, clarified = effects[Mode.CLARIFIED]
     request = SyncRequestMessage(SITE1, ENT, seq(0), MAX_SEQ_NUMBER, seq(0), True, Scope.ENTERPRISE, PSC1)
@@ -262,15 +269,7 @@ def test_a_max_window_in_sync0_asks_again_for_everything_only_when_clarified():
 def test_a_bsc_in_sync0_asks_the_psc_whose_header_shows_it_behind_only_when_clarified():
     """E-316: a BSC in SYNC0 re-asks (E-264) the PSC whose header this is ("Set QueueManager.MyPSCName to
     machineName"), not the PSC it knew before, which may have moved away; literally it does not ask at all."""
-    effects = {}
-    for mode in (Mode.LITERAL, Mode.CLARIFIED):
-        qm = bsc_qm()
-        ent = partition(qm, ENT)
-        ent.purge_state = PurgeState.SYNC0
-        ctx = ctx_for(qm, mode)
-        receive_change_propagation(qm, ctx, propagation(header=header("PSC1-new", (ENT, 8, 0))))
-        assert (ent.change_missing_window, ent.authority_name) == (MAX_SEQ_NUMBER, PEC)
-        effects[mode] = (qm, ctx.effects)
+    effects = _header_ahead_in_sync0(bsc_qm, "PSC1-new")
     qm, literal = effects[Mode.LITERAL]
     assert (qm.my_psc_name, literal) == (PSC1, [])
     qm, clarified = effects[Mode.CLARIFIED]
