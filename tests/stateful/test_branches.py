@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import pytest
@@ -15,6 +16,30 @@ from mqspec.model.guid import Guid
 
 def _enterprise_update_branches() -> list[branches.Branch]:
     return [b for b in branches.handler_branches() if b.function == "handle_enterprise_update"]
+
+
+def _machine(pscs: int, bscs: list[int]):
+    """The explorer's replication machine with its enterprise built: ``pscs`` sites, ``bscs`` BSCs per site."""
+    from mqspec.proofs.explore.machine import ReplicationMachine
+
+    machine = ReplicationMachine()
+    machine.build(pscs=pscs, bscs=bscs)
+    return machine
+
+
+@contextlib.contextmanager
+def _reaching(machine):
+    """The handler branches that the block's inputs and a settle after them reach; the enterprise must then converge."""
+    with branches.Reach() as reach:
+        yield reach
+        machine.settle()
+    assert machine.world.converged()
+
+
+def _branch(function: str, where: str, text: str | None = None) -> branches.Branch:
+    (found,) = [b for b in branches.handler_branches() if b.function == function and b.where.endswith(where)
+                and text in (None, b.text)]
+    return found
 
 
 def test_a_handler_has_a_branch_per_block_with_its_clause():
@@ -86,16 +111,11 @@ def test_bench_stateful_reports_the_handler_lines_its_runs_reached():
 
 def test_the_purge_round_takes_a_rebuilt_bsc_through_sync0():
     """The explorer's purge round makes its site's authority purge and the rebuilt BSC go through AlreadyPurged and sync0."""
-    from mqspec.proofs.explore.machine import ReplicationMachine
-
-    machine = ReplicationMachine()
-    machine.build(pscs=1, bscs=[1, 0, 0])
-    with branches.Reach() as reach:
+    machine = _machine(pscs=1, bscs=[1, 0, 0])
+    with _reaching(machine) as reach:
         machine.purge_round(0, "rebuilt")
-        machine.settle()
     sections = {b.section for b in reach.reached(branches.handler_branches())}
     assert {"3.2.7.7", "3.3.7.7", "3.3.7.10", "3.3.7.11"} <= sections
-    assert machine.world.converged()
 
 
 #: each purge round variant -> the branch it is there for: (function, the tail of the branch's ``where``)
@@ -114,29 +134,22 @@ VARIANT_BRANCHES = {
                                      for v in VARIANT_BRANCHES])
 def test_each_purge_round_variant_reaches_the_branch_it_is_for(variant):
     """A purge round variant reaches its rare branch (a guard of 3.3.7.7, 3.3.7.10, 3.2.7.1, 3.3.7.9 or 3.1.7.2.9), and the run converges."""
-    from mqspec.proofs.explore.machine import ReplicationMachine
-
     function, where = VARIANT_BRANCHES[variant]
-    (wanted,) = [b for b in branches.handler_branches() if b.function == function and b.where.endswith(where)]
-    machine = ReplicationMachine()
-    machine.build(pscs=2, bscs=[1, 1, 0])
-    with branches.Reach() as reach:
+    wanted = _branch(function, where)
+    machine = _machine(pscs=2, bscs=[1, 1, 0])
+    with _reaching(machine) as reach:
         machine.purge_round(1, variant)
-        machine.settle()
     assert wanted in reach.reached([wanted])
-    assert machine.world.converged()
 
 
 @pytest.mark.slow
 def test_the_enterprise_purge_round_finds_e314_with_the_replica_stamping_its_own_purged_seq_number(monkeypatch):
     """With a PSC stamping its replies with its own PurgedSeqNumber (the text), the enterprise purge round's rebuilt BSC never converges."""
-    from mqspec.proofs.explore.machine import ReplicationMachine
     from mqspec.proofs.explore.minimize import violations
     from mqspec.refimpl import mqdsrp_server
 
     monkeypatch.setattr(mqdsrp_server, "reply_purged_seq_number", lambda qm, ctx, partition: partition.purged_seq_number)
-    machine = ReplicationMachine()
-    machine.build(pscs=2, bscs=[1, 1, 0])
+    machine = _machine(pscs=2, bscs=[1, 1, 0])
     machine.purge_round(1, "enterprise")
     found = violations(list(machine.driver.inputs))
     assert any(p.startswith("BSC11: partition 00000000-0000-0000-0000-000000000000 at ")
@@ -145,31 +158,17 @@ def test_the_enterprise_purge_round_finds_e314_with_the_replica_stamping_its_own
 
 def test_a_machine_of_a_new_site_created_at_once_at_another_psc_ends_unknown_source():
     """The explorer's add_site also creates a machine of the new site at another PSC before it knows the partition (3.3.7.1's MQDS_UNKNOWN_SOURCE)."""
-    from mqspec.proofs.explore.machine import ReplicationMachine
-
-    (unknown,) = [b for b in branches.handler_branches()
-                  if b.function == "process_change_request" and b.where.endswith("if partition is None:")]
-    machine = ReplicationMachine()
-    machine.build(pscs=2, bscs=[0, 0, 0])
-    with branches.Reach() as reach:
+    unknown = _branch("process_change_request", "if partition is None:")
+    machine = _machine(pscs=2, bscs=[0, 0, 0])
+    with _reaching(machine) as reach:
         machine.add_site()
-        machine.settle()
     assert reach.reached([unknown]) == {unknown}
     assert machine.driver.inputs[2]["at"] == "PSC1" and machine.driver.inputs[2]["site"] == "site2"
-    assert machine.world.converged()
-
-
-def _branch(function: str, where: str, text: str | None = None) -> branches.Branch:
-    (found,) = [b for b in branches.handler_branches() if b.function == function and b.where.endswith(where)
-                and text in (None, b.text)]
-    return found
 
 
 def test_late_messages_and_an_overtaken_header_reach_the_guards_of_3_2_7_1_3_3_7_5_and_3_3_7_7():
     """After a purge round, late messages about the purged partition and a header overtaken by a newer one reach
     3.2.7.1's two header guards, 3.3.7.5's stale-reply return and empty-reply move, and 3.3.7.7's caught-up return."""
-    from mqspec.proofs.explore.machine import ReplicationMachine
-
     wanted = {
         _branch("receive_change_propagation", "if seq_number.purged_seq_number < partition.purged_seq_number:"),
         _branch("receive_change_propagation", "elif seq_number.last_seq_number < partition.change_missing_window:"),
@@ -177,97 +176,69 @@ def test_late_messages_and_an_overtaken_header_reach_the_guards_of_3_2_7_1_3_3_7
         _branch("receive_sync_reply", "if ctx.literal or to_seq_number > partition.last_seq_number:"),
         _branch("receive_already_purged", "if partition.last_seq_number >= message.purged_seq_number:"),
     }
-    machine = ReplicationMachine()
-    machine.build(pscs=2, bscs=[1, 1, 0])
+    machine = _machine(pscs=2, bscs=[1, 1, 0])
     machine.purge_round(1, "rebuilt")
     machine.settle()
-    with branches.Reach() as reach:
+    with _reaching(machine) as reach:
         machine.late_messages(0)
         for which in range(3):
             machine.overtaken_header(which)
-        machine.settle()
     assert reach.reached(wanted) == wanted
-    assert machine.world.converged()
 
 
 @pytest.mark.slow
 def test_a_new_site_in_sync0_is_asked_by_its_new_bsc():
     """A site added after another PSC purged its partition: its PSC is in sync0 when its new BSC asks (3.2.7.3's return)."""
-    from mqspec.proofs.explore.machine import ReplicationMachine
-
     wanted = _branch("receive_sync_request", "if partition.purge_state is not PurgeState.NORMAL:")
-    machine = ReplicationMachine()
-    machine.build(pscs=2, bscs=[1, 1, 0])
+    machine = _machine(pscs=2, bscs=[1, 1, 0])
     machine.purge_round(1, "rebuilt")
     machine.steps_since_topology = machine.TOPOLOGY_EVERY
-    with branches.Reach() as reach:
+    with _reaching(machine) as reach:
         machine.new_site_in_sync0()
-        machine.settle()
     assert reach.reached([wanted]) == {wanted}
-    assert machine.world.converged()
 
 
 @pytest.mark.slow
 def test_a_reused_queue_name_makes_the_cut_off_bscs_sync0_refuse_a_create_and_still_converge():
     """In the cut-off purge round a queue's path name is reused while the BSC is away: its sync0 reply's create is
     refused (3.1.7.2.8) while the old object holds the name, and the enterprise still converges."""
-    from mqspec.proofs.explore.machine import ReplicationMachine
-
     wanted = _branch("handle_directory_sync", "if status != st.MQ_OK:")
-    machine = ReplicationMachine()
-    machine.build(pscs=2, bscs=[1, 1, 0])
-    with branches.Reach() as reach:
+    machine = _machine(pscs=2, bscs=[1, 1, 0])
+    with _reaching(machine) as reach:
         machine.purge_round(1, "cut off during the bursts")
-        machine.settle()
     assert reach.reached([wanted]) == {wanted}
-    assert machine.world.converged()
 
 
 @pytest.mark.slow
 def test_a_single_site_enterprise_purges_with_no_psc_neighbor():
     """In an enterprise of one site a purge round may come at once, and the PEC purges with no PSC neighbor (E-132)."""
-    from mqspec.proofs.explore.machine import ReplicationMachine
-
     wanted = _branch("purge_deleted_objects", "if not acks:", "min_acked = partition.last_seq_number")
-    machine = ReplicationMachine()
-    machine.build(pscs=1, bscs=[0, 0, 0])
+    machine = _machine(pscs=1, bscs=[0, 0, 0])
     assert machine.steps_since_purge_round >= machine.PURGE_EVERY
-    with branches.Reach() as reach:
+    with _reaching(machine) as reach:
         machine.purge_round(0, "enterprise")
-        machine.settle()
     assert wanted in reach.reached([wanted])
-    assert machine.world.converged()
 
 
 @pytest.mark.slow
 def test_a_just_added_sites_psc_moved_at_once_takes_its_site_partition():
     """A new site's PSC moved before it got its site partition: the new machine, a replica, is named its PSC (E-315)."""
-    from mqspec.proofs.explore.machine import ReplicationMachine
-
     wanted = {b for b in branches.handler_branches() if b.function == "take_site_authority"}
-    machine = ReplicationMachine()
-    machine.build(pscs=1, bscs=[1, 0, 0])
+    machine = _machine(pscs=1, bscs=[1, 0, 0])
     machine.steps_since_topology = machine.TOPOLOGY_EVERY
-    with branches.Reach() as reach:
+    with _reaching(machine) as reach:
         machine.new_site_moved_at_once()
-        machine.settle()
     assert len(wanted) == 3 and reach.reached(wanted) == wanted
-    assert machine.world.converged()
 
 
 @pytest.mark.slow
 def test_a_pending_change_older_than_the_bscs_new_purge_point_is_removed():
     """A BSC's change queued out of order while its PSC purges further is removed once the BSC purges past it (3.1.7.2.4)."""
-    from mqspec.proofs.explore.machine import ReplicationMachine
-
     wanted = _branch("check_pending_changes", "if pending.purged_seq_number < partition.purged_seq_number:")
-    machine = ReplicationMachine()
-    machine.build(pscs=2, bscs=[1, 1, 0])
+    machine = _machine(pscs=2, bscs=[1, 1, 0])
     machine.purge_round(1, "rebuilt")
     machine.settle()
     machine.steps_since_pending = machine.PENDING_EVERY
-    with branches.Reach() as reach:
+    with _reaching(machine) as reach:
         machine.pending_across_a_purge(1)
-        machine.settle()
     assert reach.reached([wanted]) == {wanted}
-    assert machine.world.converged()
