@@ -316,11 +316,14 @@ class DirectoryStore:
         part.digest = (part.digest + _content_hash(obj)) % _SUM_MOD
 
     def _unindex(self, obj: DirectoryObject) -> None:
-        pid = obj.partition_id
+        self._drop(obj.partition_id, obj.guid, _content_hash(obj))
+
+    def _drop(self, pid: Guid, guid: Guid, content_hash: int) -> None:
+        """Take object ``guid``, whose content digest is ``content_hash``, out of partition ``pid``'s index."""
         part = self._parts[pid]
-        del part[obj.guid]
+        del part[guid]
         if part:
-            part.digest = (part.digest - _content_hash(obj)) % _SUM_MOD
+            part.digest = (part.digest - content_hash) % _SUM_MOD
         else:
             del self._parts[pid]
 
@@ -331,12 +334,7 @@ class DirectoryStore:
             part = self._parts[pid]
             part.digest = (part.digest - old_hash + _content_hash(obj)) % _SUM_MOD
             return
-        part = self._parts[old_partition]
-        del part[obj.guid]
-        if part:
-            part.digest = (part.digest - old_hash) % _SUM_MOD
-        else:
-            del self._parts[old_partition]
+        self._drop(old_partition, obj.guid, old_hash)
         self._index(obj)
 
     def partition_digest(self, partition_id: Guid) -> int:
