@@ -351,13 +351,7 @@ def with_body(template: MsmqMessage, body: bytes) -> MsmqMessage:
     """
     if type(body) is not bytes or type(template) is not MsmqMessage:
         return attrs.evolve(template, body=body)  # a subclass keeps its own attributes; a bad body raises
-    m = template
-    return _unchecked_message(
-        m.message_id, m.correlation_id, m.source_machine, m.destination_machine, m.destination_format_name,
-        body, m.klass, m.priority, m.time_to_reach_queue, m.time_to_be_received, m.delivery,
-        m.ack_requested, m.admin_queue, m.response_queue, m.hash_algorithm, m.signature_ok,
-        m.sender_identifier_type, m.sender_identifier, m.sent_at,
-    )
+    return _stamped(template, template.message_id, template.sent_at, body)
 
 
 # ---------------------------------------------------------------------------------------------
