@@ -190,12 +190,7 @@ class QueueManager:
         of the partitions list (:func:`_partition_index`) instead of scanning it.
         """
         if partition_id.__class__ is Guid:
-            partitions = self.partitions
-            entry = _PARTITION_INDEXES.get(id(partitions))  # _partition_index's check, inline
-            if (entry is not None and entry[0] is partitions and entry[2] == _partition_ids_set[0]
-                    and entry[1] == partitions):
-                return entry[3].get(partition_id.bytes_le)
-            return _partition_index(partitions).get(partition_id.bytes_le)
+            return _partition_index(self.partitions).get(partition_id.bytes_le)
         for partition in self.partitions:
             if partition.partition_id == partition_id:
                 return partition
