@@ -361,12 +361,12 @@ class _Runner:
         for kind, at, check in args["checks"]:
             label = at.removeprefix(where + ".")
             nodes = check.get("at")
-            if isinstance(nodes, tuple) and any(node not in self.world.nodes for node in nodes):
-                # a server the file names may be gone (moved away) or never added (an add_bsc that failed)
-                for node in nodes:
-                    if node not in self.world.nodes:
-                        self.fail(where, iteration, f"{label}: {node} is not a server in the enterprise now")
-                check = {**check, "at": tuple(node for node in nodes if node in self.world.nodes)}
+            # a server the file names may never have been added (an add_bsc that failed)
+            missing = [node for node in nodes if node not in self.world.nodes] if isinstance(nodes, tuple) else []
+            for node in missing:
+                self.fail(where, iteration, f"{label}: {node} is not a server in the enterprise now")
+            if missing:
+                check = {**check, "at": tuple(node for node in nodes if node not in missing)}
             for message in getattr(self, f"check_{kind}")(check):
                 self.fail(where, iteration, f"{label}: {message}")
 

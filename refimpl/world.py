@@ -361,7 +361,7 @@ class World:
         elif type(effect) is RequestCompleted:
             self.results[(effect.node, effect.request)] = effect.status
             if self._trace is not None:
-                    self._emit({"event": "request_completed", "node": effect.node, "request": effect.request,
+                self._emit({"event": "request_completed", "node": effect.node, "request": effect.request,
                             "status": effect.status})
         else:
             self._emit({"event": "clarified", "node": getattr(effect, "node", ""),
