@@ -28,6 +28,10 @@ NOT_MODELLED = {
     "E-316": ("a BSC's MyPSCName in SYNC0 (the model has no server names and no PSC moves); the convergence it "
               "restores is checked by the explorer (replicas_converge_at_quiescence) and by "
               "scenarios/e316-bsc-in-sync0-follows-its-moved-psc.yaml"),
+    "E-317": ("object names and the sync0 reset's marks (the model's changes name their objects by identity and "
+              "it has no path names); the invariants it restores, purged_seq_at_most_last_seq and "
+              "no_incremental_history_skips_purged_deletion, are checked by the explorer and by "
+              "scenarios/e317-sync0-create-takes-a-name-the-reset-marked.yaml"),
     "E-315": ("a server named the new PSC of its own site (the model's authority is fixed: no PSC moves); the "
               "single-authority property it restores is checked by the explorer (one_authority_per_partition) "
               "and by scenarios/e315-new-psc-knew-its-site-before-the-move.yaml"),

@@ -16,10 +16,12 @@ from mqspec.model.seqnum import MIN_SEQ_NUMBER, SequenceNumber
 
 from . import mqds
 from . import status as st
+from .directory import DirectoryObject, pathname_propid
 from .effects import Context, TimerScope
 from .mqdsrp_base import DOC, P, prop_value
 from .mqdsrp_state import (
     PEC_PARTITION_ID,
+    SCOPE_ENTERPRISE,
     SERVICE_BSC,
     DeletedObject,
     DirectoryNeighbor,
@@ -186,6 +188,16 @@ def handle_directory_sync(
     need_flush = False
     status = mqds.read_directory_object(qm, ctx, object_type, path_name, guid)
     if status == st.MQDS_OBJECT_NOT_FOUND:
+        if ctx.clarified and partition.purge_state is PurgeState.SYNC0:
+            # clarification E-317: Reset Directory Partition only marks the objects deleted
+            # (3.3.7.10), so one the authority deleted while this replica was away still holds
+            # its name, and the create of its successor under that name would be refused; the
+            # authority's names are unique, so the marked holder is gone there (Complete Sync0
+            # State would delete it anyway) and is deleted first, not replicated
+            holder = _namesake(qm, object_type, path_name, properties)
+            if (holder is not None and holder.partition_id == partition.partition_id
+                    and holder.seq_number == MIN_SEQ_NUMBER):
+                mqds.delete_directory_object(qm, ctx, object_type, None, holder.guid, SCOPE_ENTERPRISE, False)
         # clarification E-112: Create Directory Object gets no iGuidIdentifier, so a replica would
         # give the object a GUID of its own and later changes by GUID would miss it
         status = mqds.create_directory_object(qm, ctx, object_type, path_name, properties, partition.partition_id,
@@ -204,6 +216,17 @@ def handle_directory_sync(
     if qm.is_psc and object_type == ObjectType.MQDS_MACHINE:
         status, need_flush = handle_machine_update(qm, ctx, partition, path_name, guid, properties, sync=True)
     return status, need_flush
+
+
+def _namesake(
+    qm: QueueManager, object_type: int, path_name: str | None, properties: Sequence[Property],
+) -> DirectoryObject | None:
+    """The object of this directory holding the name a change gives its object: ``path_name``, or
+    the path-name property a GUID-named sync change carries (3.2.7.8)."""
+    if path_name is None:
+        propid = pathname_propid(object_type)
+        path_name = prop_value(properties, propid) if propid is not None else None
+    return qm.directory.find(path_name=path_name, object_type=object_type)
 
 
 #: "Set purgeSeqNumber to (iPartition.LastSeqNumber 1024)": the buffer of recent changes never purged

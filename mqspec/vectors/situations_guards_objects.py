@@ -7,7 +7,7 @@ added because a mutant of the reference handler passed every other vector.
 from __future__ import annotations
 
 from mqspec.model.propvalue import Property
-from mqspec.refimpl.mqdsrp_state import DeletedObject, DirectoryNeighbor, DirectoryPartition
+from mqspec.refimpl.mqdsrp_state import DeletedObject, DirectoryNeighbor, DirectoryPartition, PurgeState
 
 from .handlers import (
     BSC11,
@@ -37,6 +37,7 @@ from .handlers import (
     site_props,
     situation,
 )
+from .situations_objects import sync0_marked_namesake
 
 # --- 3.1.7.2.5 - 3.1.7.2.7 ------------------------------------------------------------------------------
 
@@ -184,6 +185,24 @@ def _sync_machine_at_bsc():
     return qm, {"partition": part(qm, SITE1), "object_type": int(MACHINE), "path_name": None,
                 "guid": qm_guid("BSC12"), "properties": machine_props("BSC12", SITE1, SERVICE_BSC),
                 "seq_number": seq(5)}
+
+
+@situation("handle_directory_sync", "sync0-live-namesake-refused")
+def _sync0_live_namesake():
+    """In sync0 a namesake the reset did not mark (seq not MIN) keeps its name: the create is refused (E-317)."""
+    return sync0_marked_namesake(mark=False)
+
+
+@situation("handle_directory_sync", "normal-marked-namesake-refused")
+def _normal_marked_namesake():
+    """Outside SYNC0 even a namesake at MIN_SEQ_NUMBER keeps its name: the create is refused (E-317 is sync0's)."""
+    return sync0_marked_namesake(state=PurgeState.NORMAL)
+
+
+@situation("handle_directory_sync", "sync0-namesake-of-another-partition-refused")
+def _sync0_other_partition_namesake():
+    """In sync0 a marked namesake of another partition keeps its name: the create is refused (E-317)."""
+    return sync0_marked_namesake(ENT)
 
 
 def _purge(qm, partition_id, *, last, purged=0, allowed=0, tombstones=(), other=()):

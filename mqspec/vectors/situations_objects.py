@@ -273,6 +273,23 @@ def _sync_fails():
     return _sync(bsc(), SITE0, 0, None, guid_of("x"), ())
 
 
+def sync0_marked_namesake(holder_partition=SITE0, *, state=PurgeState.SYNC0, mark=True):
+    """A BSC in sync0 for site0 (3.3.7.10), holding the old queue pec0\\q (another GUID) in ``holder_partition``,
+    marked deleted by the reset unless ``mark`` is false, and a sync change of the new pec0\\q."""
+    qm = bsc()
+    put(qm, QUEUE, "pec0\\q", queue_props("pec0\\q", guid_of("q-old")), holder_partition, at=3)
+    if mark:
+        qm.directory.reset_partition(holder_partition, 1)
+    part(qm, SITE0).purge_state = state
+    return _sync(qm, SITE0, QUEUE, None, guid_of("q"), queue_props("pec0\\q", label="new"))
+
+
+@situation("handle_directory_sync", "sync0-deletes-marked-namesake")
+def _sync0_namesake():
+    """In sync0 the marked old object holding the new one's name is deleted first, then the object created (E-317)."""
+    return sync0_marked_namesake()
+
+
 # --- 3.1.7.2.9 Purge Deleted Objects ------------------------------------------------------------------
 
 

@@ -247,6 +247,12 @@ UNREACHABLE: tuple[Unreachable, ...] = (
                 ("clarified", "literal")),
     Unreachable("mqdsrp_common.py", "propagate_directory_change", "elif operation == 0x03: / if ctx.clarified:  # clarification E-100",
                 "status = r_status", _SYNC_OPERATION),
+    Unreachable("mqdsrp_objects.py", "handle_directory_sync", "if status != st.MQ_OK:", "return status, need_flush",
+                "clarified, a sync change names its object by GUID (E-112) and the authority's names are unique: a "
+                "replica's namesake of another GUID was deleted there, and its deletion comes first in the ascending "
+                "reply (E-119), or, purged, the replica is in sync0, where the reset marked the namesake and E-317 "
+                "deletes it; a create or update refused by the directory would need a change a conforming authority "
+                "does not send"),
     Unreachable("mqdsrp_common.py", "propagate_directory_change", "if status != st.MQ_OK:", "return",
                 "with iPostCreate / iPostUpdate / iPostDelete true, Handle Directory Create, Update and Delete "
                 "return MQ_OK on every path (the directory operation ran before); only the synchronize operation's "

@@ -594,7 +594,8 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
             self._apply({"input": "partition", "a": psc, "b": bsc}, f"purge round: cut {psc}-{bsc}")
             # while the BSC is cut off, the other queue is deleted and a new one created under its path name (a
             # client reusing a name): the BSC's sync0 reply creates it while the old one, marked deleted by Reset
-            # Directory Partition (3.3.7.10), still holds the name (3.1.7.2.8's refused create)
+            # Directory Partition (3.3.7.10), still holds the name; E-317 deletes the marked holder first
+            # (literally 3.1.7.2.8's create is refused)
             self._apply({**kept, "operation": "delete"}, f"purge round: the other one's deletion at {psc}")
             self._apply({**kept, "operation": "create", "properties": {"PROPID_Q_LABEL": "reused"}},
                         f"purge round: a new queue of the same path name at {psc}")

@@ -4,6 +4,7 @@ import pytest
 from mqspec.model.propvalue import Property
 from mqspec.refimpl import status as st
 from mqspec.refimpl.effects import Mode
+from mqspec.refimpl.mqdsrp_state import PurgeState
 from mqspec.refimpl.mqdsrp_objects import handle_directory_sync
 
 from mqspec.clauses import covers
@@ -135,3 +136,51 @@ def test_machine_sync_at_a_bsc_adds_no_neighbor():
     assert result == (st.MQ_OK, False)
     assert qm.bsc_neighbors == [] and timers(ctx) == []
     assert qm.directory.find(guid=guid_of("BSC12")).path_name == "BSC12"
+
+
+# --- E-317: a sync0 create meets the name of an object the reset only marked ------------------------
+
+
+def _sync0_with_marked(old_partition=ENT, *, state=PurgeState.SYNC0, mark=True):
+    """PSC1 in sync0 for the enterprise partition, still holding the old queue q1 (another GUID) that
+    Reset Directory Partition operation 1 marked deleted (3.3.7.10), unless ``mark`` is false."""
+    qm = psc_node()
+    add_object(qm, QUEUE, "q1", guid_of("q1-old"), queue_props("q1"), old_partition, at=4)
+    if mark:
+        qm.directory.reset_partition(old_partition, 1)
+    qm.find_partition(ENT).purge_state = state
+    return qm
+
+
+@covers("MC-MQDSRP", "3.1.7.2.8")
+@pytest.mark.parametrize("mode", MODES)
+def test_a_sync0_create_deletes_the_marked_object_holding_its_name_only_when_clarified(mode):
+    """E-317: in SYNC0 the marked old q1 is deleted (not replicated) and the new q1 created; literally it keeps the name."""
+    qm = _sync0_with_marked()
+    result, ctx = _sync(qm, ENT, QUEUE, None, guid_of("q1"), QUEUE_SYNC, mode=mode)
+    ops = [(op.operation, op.guid, op.status) for op in dir_ops(ctx)]
+    if mode is Mode.CLARIFIED:
+        assert result == (st.MQ_OK, False)
+        assert ops == [("read", guid_of("q1"), st.MQDS_OBJECT_NOT_FOUND), ("delete", guid_of("q1-old"), st.MQ_OK),
+                       ("create", guid_of("q1"), st.MQ_OK)]
+        assert qm.directory.find(path_name="q1", object_type=int(QUEUE)).guid == guid_of("q1")
+        assert messages(ctx) == []
+    else:
+        assert result[0] != st.MQ_OK and [op for op, _, _ in ops] == ["read", "create"]
+        assert qm.directory.find(path_name="q1", object_type=int(QUEUE)).guid == guid_of("q1-old")
+
+
+@covers("MC-MQDSRP", "3.1.7.2.8")
+@pytest.mark.parametrize("holder", ["live", "normal", "other-partition"])
+def test_a_sync_create_is_refused_by_a_namesake_e317_does_not_delete(holder):
+    """E-317 deletes only a holder the sync0 reset marked in the partition in SYNC0: a live one, one met
+    outside SYNC0 or one of another partition keeps the name, and the create is refused (MQDS_OBJECT_EXISTS)."""
+    qm = _sync0_with_marked(
+        SITE1 if holder == "other-partition" else ENT,
+        state=PurgeState.NORMAL if holder == "normal" else PurgeState.SYNC0,
+        mark=holder != "live",
+    )
+    result, ctx = _sync(qm, ENT, QUEUE, None, guid_of("q1"), QUEUE_SYNC)
+    assert result == (st.MQDS_OBJECT_EXISTS, False)
+    assert [op.operation for op in dir_ops(ctx)] == ["read", "create"]
+    assert qm.directory.find(path_name="q1", object_type=int(QUEUE)).guid == guid_of("q1-old")

@@ -1,6 +1,6 @@
 """The scenario vocabulary of issue 13: move_psc, mark/since, content faults, repeat with an index, new assertions.
 
-Also runs the scenarios of E-310 .. E-312 and E-314 with the invariants checked: each converges in
+Also runs the scenarios of E-310 .. E-312 and E-314 .. E-317 with the invariants checked: each converges in
 clarified mode on several seeds, and each fails with the defect's reading of its step.
 """
 
@@ -18,7 +18,8 @@ from mqspec.refimpl.scenario_run import run
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 DEFECTS = ["e310-renamed-psc-neighbor-keeps-its-timer", "e311-new-site-gap-asked-at-once",
            "e312-bsc-follows-its-psc-rename", "e314-bsc-syncs-from-a-psc-that-purged-less",
-           "e315-new-psc-knew-its-site-before-the-move", "e316-bsc-in-sync0-follows-its-moved-psc"]
+           "e315-new-psc-knew-its-site-before-the-move", "e316-bsc-in-sync0-follows-its-moved-psc",
+           "e317-sync0-create-takes-a-name-the-reset-marked"]
 TWO_SITES = {"pec": "PEC0", "sites": {"site0": {"psc": "PEC0", "machines": ["C01"]},
                                       "site1": {"psc": "PSC1", "bscs": ["BSC11"], "machines": ["C11"]}}}
 
@@ -38,7 +39,7 @@ def _failures(steps, enterprise=TWO_SITES, **kw):
                                   pytest.param(3, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", DEFECTS)
 def test_defect_scenario_converges_clarified_with_every_invariant(name, seed):
-    """Each E-310 .. E-312, E-314 and E-315 scenario holds every expectation and every invariant in clarified mode."""
+    """Each defect scenario (E-310 .. E-312, E-314 .. E-317) holds every expectation and every invariant in clarified mode."""
     watch = InvariantWatch()
     result = run(sc.load(SCENARIOS / f"{name}.yaml"), seed=seed, trace=watch.record, attach=watch.attach)
     assert result.failures == [] and result.converged
@@ -62,6 +63,19 @@ def test_e312_scenario_fails_when_mypscname_does_not_follow(monkeypatch):
     failures = run(sc.load(SCENARIOS / "e312-bsc-follows-its-psc-rename.yaml")).failures
     assert any("MyPSCName is PSC1, expected PSC1b" in f for f in failures)
     assert any("steps[5].create: status MQDS_" in f for f in failures)
+
+
+def test_e317_scenario_fails_when_the_marked_namesake_keeps_its_name(monkeypatch):
+    """Without E-317's deletion BSC02 leaves sync0 at LastSeqNumber 3, below PurgedSeqNumber 261, without the new queue."""
+    from mqspec.refimpl import mqdsrp_objects
+
+    monkeypatch.setattr(mqdsrp_objects, "_namesake", lambda *args: None)  # the text: nothing frees the name
+    watch = InvariantWatch()
+    failures = run(sc.load(SCENARIOS / "e317-sync0-create-takes-a-name-the-reset-marked.yaml"),
+                   trace=watch.record, attach=watch.attach).failures
+    assert "steps[14].expect: partition: BSC02 partition site0 last_seq is 3, expected == 1293" in failures
+    assert "steps[14].expect: object: BSC02: queue C0\\orders is not in the directory" in failures
+    assert [v["invariant"] for v in watch.finish()] == ["purged_seq_at_most_last_seq"]
 
 
 def test_e311_scenario_fails_with_the_queueing_branch_read_literally(monkeypatch):
