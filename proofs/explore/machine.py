@@ -255,6 +255,8 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
         self.moves = 0
         self.steps_since_topology = 0
         self.steps_since_purge_round = 0
+        #: purge rounds that ran (a site whose PSC is never installed waits for the first: see _request_input)
+        self.purge_rounds = 0
 
     # --- the enterprise ---------------------------------------------------------------------
 
@@ -278,10 +280,10 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
             built.apply(enterprise_input(self.sites))
         self.driver = built.copy()
         self._observe(f"build {pscs} site(s), BSCs {bscs[:pscs]}", full=True)
-        if pscs == 1:
-            # a purge round may come at once, while the PEC has no PSC neighbor (3.1.7.2.9's E-132): the first
-            # add_site waits for TOPOLOGY_EVERY steps
-            self.steps_since_purge_round = self.PURGE_EVERY
+        # a purge round may come at once: while every PSC neighbor is a running PSC that acknowledges, so that the
+        # authority purges (3.1.7.2.9), and in an enterprise of one site while the PEC has no PSC neighbor (E-132;
+        # the first add_site waits for TOPOLOGY_EVERY steps)
+        self.steps_since_purge_round = self.PURGE_EVERY
 
     @property
     def world(self) -> Any:
@@ -422,6 +424,10 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
             elif not entry.get("fixed"):
                 entry["deleted"] = True
             return inp
+        if type_name == "site" and not self.purge_rounds:
+            # a site whose PSC is never installed is a PSC neighbor that never acknowledges: no authority purges
+            # after its creation (3.1.7.2.9's minimum over every PSC's ack), so it waits for the run's first purge
+            return self._request_input("update enterprise", at, which, value)
         name = self._new({"queue": "q", "machine": "M", "user": "u", "cn": "cn", "routinglink": "link",
                           "site": "xsite"}[type_name])
         guid = str(Guid.from_name(f"mqspec-stateful:{type_name}:{name}"))
@@ -575,6 +581,7 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
         site = ready[which % len(ready)]
         psc, bsc = site["psc"], site["bscs"][which % len(site["bscs"])]
         self.steps_since_purge_round = 0
+        self.purge_rounds += 1
         self._purge_window()
         update = {"input": "request", "at": psc, "operation": "update", "type": "machine",
                   "path": machines[site["site"]]["path"], "site": site["site"], "properties": {"PROPID_QM_QUOTA": which}}
@@ -653,6 +660,7 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
         if not self.world.up.get("PEC0") or not (ready or len(self.sites) == 1):
             return
         self.steps_since_purge_round = 0
+        self.purge_rounds += 1
         self._purge_window()
         update = {"input": "request", "at": "PEC0", "operation": "update", "type": "enterprise", "path": "enterprise",
                   "properties": {"PROPID_E_S_INTERVAL1": 100 + which}}
