@@ -156,6 +156,19 @@ def test_the_enterprise_purge_round_finds_e314_with_the_replica_stamping_its_own
                for p in found["replicas_converge_at_quiescence"])
 
 
+def test_the_first_purge_round_is_due_at_once_and_sites_without_a_psc_wait_for_it():
+    """A run's first purge round may come right after the build, and a site whose PSC is never installed (a PSC
+    neighbor that never acknowledges, so no authority would purge: 3.1.7.2.9) is created only after it."""
+    machine = _machine(pscs=2, bscs=[1, 1, 0])
+    assert machine.steps_since_purge_round >= machine.PURGE_EVERY
+    before = machine._request_input("create site", "PEC0", 0, 1)
+    assert before["type"] == "enterprise" and before["operation"] == "update"
+    machine.purge_round(1, "rebuilt")
+    assert machine.world.nodes["PSC1"].my_site_partition.purged_seq_number.value > 0
+    after = machine._request_input("create site", "PEC0", 0, 1)
+    assert after["type"] == "site" and after["operation"] == "create" and after["properties"]["PROPID_S_PSC"].startswith("X")
+
+
 def test_a_machine_of_a_new_site_created_at_once_at_another_psc_ends_unknown_source():
     """The explorer's add_site also creates a machine of the new site at another PSC before it knows the partition (3.3.7.1's MQDS_UNKNOWN_SOURCE)."""
     unknown = _branch("process_change_request", "if partition is None:")
