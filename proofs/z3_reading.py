@@ -32,6 +32,9 @@ NOT_MODELLED = {
               "it has no path names); the invariants it restores, purged_seq_at_most_last_seq and "
               "no_incremental_history_skips_purged_deletion, are checked by the explorer and by "
               "scenarios/e317-sync0-create-takes-a-name-the-reset-marked.yaml"),
+    "E-318": ("which partitions and PSC neighbors a server keeps after a site's deletion (site partitions and "
+              "neighbors are not modelled); the purge it restores is checked by "
+              "scenarios/e318-a-deleted-sites-psc-neighbor-goes-at-every-psc.yaml"),
     "E-315": ("a server named the new PSC of its own site (the model's authority is fixed: no PSC moves); the "
               "single-authority property it restores is checked by the explorer (one_authority_per_partition) "
               "and by scenarios/e315-new-psc-knew-its-site-before-the-move.yaml"),

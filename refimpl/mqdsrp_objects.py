@@ -124,7 +124,12 @@ def handle_directory_delete(
     qm: QueueManager, ctx: Context, partition: DirectoryPartition, object_type: int, scope: int,
     path_name: str | None, guid: Guid | None, seq_number: SequenceNumber, post_delete: bool,
 ) -> tuple[int, bool]:
-    """Delete the object; a deleted site drops its partition and PSC neighbor, a deleted BSC its neighbor."""
+    """Delete the object; a deleted site drops its partition and PSC neighbor, a deleted BSC its neighbor.
+
+    "If queue manager is a PEC and iObjectType is MQDS_SITE: ... Remove dirPartition from
+    DirectoryPartitionCollection. Remove any DirectoryNeighbor object whose <MachineName> is the same
+    as dirPartition.AuthorityName from PSCNeighborCollection" (3.1.7.2.7); clarified, every server (E-318).
+    """
     need_flush = False
     my_partition = qm.is_authority_of(partition)
     removed = None
@@ -151,9 +156,14 @@ def handle_directory_delete(
         if path_name is None and removed is not None:
             path_name = getattr(removed, "path_name", None)
         guid = identifier
-    if qm.is_pec and object_type == ObjectType.MQDS_SITE:
+    if object_type == ObjectType.MQDS_SITE and (qm.is_pec or ctx.clarified):
+        # clarification E-318: the text undoes a site only "If queue manager is a PEC", but every
+        # server made its partition and every PSC its PSC neighbor (3.1.7.2.5); a PSC keeping the
+        # neighbor waits for its acks for ever and never purges again (3.1.7.2.9). A server's own
+        # site and the PEC's stay: the PEC is also the enterprise partition's authority
         site_partition = qm.find_partition(guid)
-        if site_partition is not None:
+        if site_partition is not None and (qm.is_pec or (site_partition.partition_id != qm.site_identifier
+                                                         and site_partition.authority_name != qm.pec_name)):
             qm.partitions.remove(site_partition)
             qm.psc_neighbors = [n for n in qm.psc_neighbors if n.machine_name != site_partition.authority_name]
             need_flush = True

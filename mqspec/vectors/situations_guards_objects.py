@@ -22,6 +22,7 @@ from .handlers import (
     SITE,
     SITE0,
     SITE1,
+    SITE2,
     P,
     bsc,
     enterprise_props,
@@ -146,10 +147,49 @@ def _delete_bsc_machine_by_guid():
 
 @situation("handle_directory_delete", "site-at-a-psc")
 def _delete_site_at_psc():
-    """A PSC that applies a site's delete keeps that site's partition and neighbor (only the PEC drops them)."""
+    """A PSC that applies the delete of the PEC's site keeps that partition and the PEC as its neighbor (E-318's
+    guard: the PEC owns the enterprise partition too); literally only the PEC drops a site's partition."""
     qm = psc()
     put(qm, SITE, "site0", site_props("site0", SITE0, PEC), ENT)
     return _delete(qm, ENT, SITE, None, SITE0)
+
+
+def _site2_at(qm):
+    """``qm`` knowing site2 (PSC2) as a partition and a site object, and its PSC as a neighbor if ``qm`` is a PSC."""
+    qm.partitions.append(DirectoryPartition(SITE2, PSC2))
+    if qm.is_psc:
+        qm.psc_neighbors.append(DirectoryNeighbor(SITE2, PSC2))
+    put(qm, SITE, "site2", site_props("site2", SITE2, PSC2), ENT)
+    return _delete(qm, ENT, SITE, None, SITE2)
+
+
+@situation("handle_directory_delete", "other-site-at-a-psc")
+def _delete_other_site_at_psc():
+    """A PSC that applies another site's delete drops its partition and its PSC neighbor (E-318); literally it keeps them."""
+    return _site2_at(psc())
+
+
+@situation("handle_directory_delete", "other-site-at-a-bsc")
+def _delete_other_site_at_bsc():
+    """A BSC that applies another site's delete drops its partition (E-318); literally it keeps it."""
+    return _site2_at(bsc())
+
+
+@situation("handle_directory_delete", "own-site-at-the-pec")
+def _delete_own_site_at_pec():
+    """The PEC drops even its own site's partition, as the text says (E-318 keeps a server's own site elsewhere only)."""
+    qm = pec()
+    put(qm, SITE, "site0", site_props("site0", SITE0, PEC), ENT)
+    return _delete(qm, ENT, SITE, None, SITE0)
+
+
+@situation("handle_directory_delete", "own-site-at-a-psc")
+def _delete_own_site_at_psc():
+    """A PSC that applies its own site's delete keeps its partition and neighbors (E-318 drops other sites' only)."""
+    qm = psc()
+    qm.psc_neighbors.append(DirectoryNeighbor(SITE2, PSC2))
+    put(qm, SITE, "site1", site_props("site1", SITE1, PSC1), ENT)
+    return _delete(qm, ENT, SITE, None, SITE1)
 
 
 @situation("handle_directory_delete", "machine-at-a-bsc")

@@ -14,17 +14,20 @@ from .mqdsrp_fixtures import (
     ENT,
     MACHINE,
     MODES,
+    PEC,
     PSC,
     QUEUE,
     SCOPE_ENTERPRISE,
     SCOPE_SITE,
     SERVICE_BSC,
     SITE,
+    SITE0,
     SITE1,
     SITE2,
     DirectoryNeighbor,
     DirectoryPartition,
     add_object,
+    bsc_node,
     clarified_ids,
     context,
     dir_ops,
@@ -146,16 +149,52 @@ def test_pec_deleting_a_site_without_partition_needs_no_flush():
     assert _delete(qm, ENT, SITE, None, SITE2)[0] == (st.MQ_OK, False)
 
 
-@covers("MC-MQDSRP", "3.1.7.2.7")
-def test_psc_that_is_not_the_pec_keeps_a_deleted_sites_partition():
-    """"If queue manager is a PEC and iObjectType is MQDS_SITE": a PSC replica keeps the partition and its neighbor."""
+def _psc_with_site2():
+    """PSC1 knowing site2 (PSC2) as partition, object and PSC neighbor, beside its PEC neighbor."""
     qm = psc_node()
     qm.partitions.append(DirectoryPartition(SITE2, "PSC2"))
-    qm.psc_neighbors = [DirectoryNeighbor(SITE2, "PSC2")]
+    qm.psc_neighbors = [DirectoryNeighbor(ENT, PEC), DirectoryNeighbor(SITE2, "PSC2")]
     add_object(qm, SITE, "site2", SITE2, site_props("site2", SITE2, "PSC2"), ENT)
-    result, _ = _delete(qm, ENT, SITE, None, SITE2)
-    assert result == (st.MQ_OK, False)
-    assert qm.find_partition(SITE2) is not None and len(qm.psc_neighbors) == 1
+    return qm
+
+
+@covers("MC-MQDSRP", "3.1.7.2.7")
+@pytest.mark.parametrize("mode", MODES)
+def test_psc_that_is_not_the_pec_drops_a_deleted_sites_partition_and_neighbor_only_when_clarified(mode):
+    """E-318: "If queue manager is a PEC and iObjectType is MQDS_SITE" leaves a PSC the partition and the PSC neighbor
+    (which never acks again); clarified, a PSC drops both, as the PEC does."""
+    qm = _psc_with_site2()
+    result, _ = _delete(qm, ENT, SITE, None, SITE2, mode=mode)
+    if mode is Mode.CLARIFIED:
+        assert result == (st.MQ_OK, True)
+        assert qm.find_partition(SITE2) is None and [n.machine_name for n in qm.psc_neighbors] == [PEC]
+    else:
+        assert result == (st.MQ_OK, False)
+        assert qm.find_partition(SITE2) is not None and len(qm.psc_neighbors) == 2
+
+
+@covers("MC-MQDSRP", "3.1.7.2.7")
+def test_a_bsc_drops_a_deleted_sites_partition_when_clarified():
+    """E-318: a BSC drops the deleted site's partition too (it has no PSC neighbors to drop, E-106)."""
+    qm = bsc_node()
+    qm.partitions.append(DirectoryPartition(SITE2, "PSC2"))
+    add_object(qm, SITE, "site2", SITE2, site_props("site2", SITE2, "PSC2"), ENT)
+    assert _delete(qm, ENT, SITE, None, SITE2)[0] == (st.MQ_OK, True)
+    assert qm.find_partition(SITE2) is None and qm.find_partition(SITE1) is not None
+
+
+@covers("MC-MQDSRP", "3.1.7.2.7")
+@pytest.mark.parametrize("site", ["own", "the PEC's"])
+def test_a_psc_keeps_its_own_and_the_pecs_site_partition_when_that_site_is_deleted(site):
+    """E-318 drops a deleted site's partition and PSC neighbor at a server other than the PEC, except for its own
+    site and the PEC's (the PEC also owns the enterprise partition): PSC1 keeps the partition and both neighbors."""
+    qm = _psc_with_site2()
+    site_id, authority = (SITE1, PSC) if site == "own" else (SITE0, PEC)
+    if site_id == SITE0:
+        qm.partitions.append(DirectoryPartition(SITE0, PEC))
+    add_object(qm, SITE, "deleted", site_id, site_props("deleted", site_id, authority), ENT)
+    assert _delete(qm, ENT, SITE, None, site_id)[0] == (st.MQ_OK, False)
+    assert qm.find_partition(site_id) is not None and len(qm.psc_neighbors) == 2
 
 
 @covers("MC-MQDSRP", "3.1.7.2.7")

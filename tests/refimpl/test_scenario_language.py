@@ -1,6 +1,6 @@
 """The scenario vocabulary of issue 13: move_psc, mark/since, content faults, repeat with an index, new assertions.
 
-Also runs the scenarios of E-310 .. E-312 and E-314 .. E-317 with the invariants checked: each converges in
+Also runs the scenarios of E-310 .. E-312 and E-314 .. E-318 with the invariants checked: each converges in
 clarified mode on several seeds, and each fails with the defect's reading of its step.
 """
 
@@ -19,7 +19,7 @@ SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 DEFECTS = ["e310-renamed-psc-neighbor-keeps-its-timer", "e311-new-site-gap-asked-at-once",
            "e312-bsc-follows-its-psc-rename", "e314-bsc-syncs-from-a-psc-that-purged-less",
            "e315-new-psc-knew-its-site-before-the-move", "e316-bsc-in-sync0-follows-its-moved-psc",
-           "e317-sync0-create-takes-a-name-the-reset-marked"]
+           "e317-sync0-create-takes-a-name-the-reset-marked", "e318-a-deleted-sites-psc-neighbor-goes-at-every-psc"]
 TWO_SITES = {"pec": "PEC0", "sites": {"site0": {"psc": "PEC0", "machines": ["C01"]},
                                       "site1": {"psc": "PSC1", "bscs": ["BSC11"], "machines": ["C11"]}}}
 
@@ -39,7 +39,7 @@ def _failures(steps, enterprise=TWO_SITES, **kw):
                                   pytest.param(3, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", DEFECTS)
 def test_defect_scenario_converges_clarified_with_every_invariant(name, seed):
-    """Each defect scenario (E-310 .. E-312, E-314 .. E-317) holds every expectation and every invariant in clarified mode."""
+    """Each defect scenario (E-310 .. E-312, E-314 .. E-318) holds every expectation and every invariant in clarified mode."""
     watch = InvariantWatch()
     result = run(sc.load(SCENARIOS / f"{name}.yaml"), seed=seed, trace=watch.record, attach=watch.attach)
     assert result.failures == [] and result.converged
@@ -76,6 +76,27 @@ def test_e317_scenario_fails_when_the_marked_namesake_keeps_its_name(monkeypatch
     assert "steps[14].expect: partition: BSC02 partition site0 last_seq is 3, expected == 1293" in failures
     assert "steps[14].expect: object: BSC02: queue C0\\orders is not in the directory" in failures
     assert [v["invariant"] for v in watch.finish()] == ["purged_seq_at_most_last_seq"]
+
+
+def test_e318_scenario_fails_when_only_the_pec_undoes_a_deleted_site(monkeypatch):
+    """With a site's delete undone only at the PEC (the text), PSC1 keeps PSC9 as a neighbor and never purges site1."""
+    from mqspec.refimpl import mqdsrp_common, mqdsrp_objects, mqdsrp_server
+    from mqspec.refimpl.mqdsrp_state import Role
+
+    real = mqdsrp_objects.handle_directory_delete
+
+    def undone_at_the_pec_only(qm, ctx, *args, **kw):
+        kept = (list(qm.partitions), list(qm.psc_neighbors))
+        result = real(qm, ctx, *args, **kw)
+        if qm.role is not Role.PEC:
+            qm.partitions, qm.psc_neighbors = kept  # the site part of 3.1.7.2.7 is the PEC's only
+        return result
+
+    for module in (mqdsrp_common, mqdsrp_server):  # the callers hold the handler by name
+        monkeypatch.setattr(module, "handle_directory_delete", undone_at_the_pec_only)
+    failures = run(sc.load(SCENARIOS / "e318-a-deleted-sites-psc-neighbor-goes-at-every-psc.yaml")).failures
+    assert "steps[5].expect: neighbors[1]: PSC1 psc neighbors are ['PEC0', 'PSC9'], expected ['PEC0']" in failures
+    assert "steps[11].expect: partition: PSC1 partition site1 purged_seq is 0, expected > 4" in failures
 
 
 def test_e311_scenario_fails_with_the_queueing_branch_read_literally(monkeypatch):
