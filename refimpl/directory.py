@@ -205,20 +205,27 @@ def _new_object(
         guid = props.get(identity)  # type: ignore[assignment]
         if not isinstance(guid, Guid):
             return MQ_ERROR
-    path_prop = _PATH.get(object_type)
-    if path_prop is None:
-        path_name = None  # E-192: users and routing links are named by GUID only
-    elif path_name is None:
-        value = props.get(path_prop)
-        path_name = value if isinstance(value, str) else None
+    path_name = created_path(object_type, path_name, props)
     key = None if path_name is None else _key(object_type, path_name)
     # E-193: the store's own properties follow the event's arguments
     props[identity] = guid
     props[_PARTITION[object_type]] = partition_id
     props[_SEQNUM[object_type]] = seq_number.to_bytes()
     if path_name is not None:
-        props[path_prop] = path_name  # type: ignore[index]
+        props[_PATH[object_type]] = path_name
     return guid, path_name, key, props
+
+
+def created_path(object_type: int, path_name: str | None, props: Mapping[int, object]) -> str | None:
+    """The path name Create Directory Object gives a new object: ``path_name``, else its path-name
+    property when that is a string; None for a type named by GUID only (E-192)."""
+    path_prop = _PATH.get(object_type)
+    if path_prop is None:
+        return None  # E-192: users and routing links are named by GUID only
+    if path_name is None:
+        value = props.get(path_prop)
+        return value if isinstance(value, str) else None
+    return path_name
 
 
 #: _new_object's results for a tuple of Property values: the tuple's id -> (the tuple, the other

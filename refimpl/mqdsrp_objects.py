@@ -16,7 +16,7 @@ from mqspec.model.seqnum import MIN_SEQ_NUMBER, SequenceNumber
 
 from . import mqds
 from . import status as st
-from .directory import DirectoryObject, pathname_propid
+from .directory import DirectoryObject, created_path
 from .effects import Context, TimerScope
 from .mqdsrp_base import DOC, P, prop_value
 from .mqdsrp_state import (
@@ -231,12 +231,10 @@ def handle_directory_sync(
 def _namesake(
     qm: QueueManager, object_type: int, path_name: str | None, properties: Sequence[Property],
 ) -> DirectoryObject | None:
-    """The object of this directory holding the name a change gives its object: ``path_name``, or
-    the path-name property a GUID-named sync change carries (3.2.7.8)."""
-    if path_name is None:
-        propid = pathname_propid(object_type)
-        path_name = prop_value(properties, propid) if propid is not None else None
-    return qm.directory.find(path_name=path_name, object_type=object_type)
+    """The object of this directory holding the name Create Directory Object would give the change's
+    object: ``path_name``, or the path-name property a GUID-named sync change carries (3.2.7.8)."""
+    name = created_path(object_type, path_name, {p.propid: p.value for p in properties})
+    return qm.directory.find(path_name=name, object_type=object_type)
 
 
 #: "Set purgeSeqNumber to (iPartition.LastSeqNumber 1024)": the buffer of recent changes never purged
