@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mqspec.cli_scenario import scenario
+from mqspec.cli.scenario import scenario
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 SMALL = """\

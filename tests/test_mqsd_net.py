@@ -32,7 +32,7 @@ from mqspec.refimpl.mqsd_client import MqsdClient
 from mqspec.refimpl.mqsd_server import MqsdServer
 
 from mqspec.clauses import covers
-from mqspec.cli_mqsd import mqsd
+from mqspec.cli.mqsd import mqsd
 from mqspec.mqsd_net import Network, ResponderFaults, UdpResponder, discover
 
 ENTERPRISE = Guid.parse("e6eaba61-d1c6-11db-baac-0003ff4e2d22")  # the section 4 values
@@ -94,12 +94,8 @@ def exchange(address, data: bytes, timeout: float = 2.0) -> bytes | None:
 
 
 def mqsd_command() -> list[str]:
-    """`mqspec mqsd` once cli.py has added the group, `python -m mqspec.cli_mqsd` until then."""
-    from mqspec.cli import main
-
-    if "mqsd" in main.commands:
-        return [sys.executable, "-m", "mqspec", "mqsd"]
-    return [sys.executable, "-m", "mqspec.cli_mqsd"]
+    """`mqspec mqsd`, run as a process of its own."""
+    return [sys.executable, "-m", "mqspec", "mqsd"]
 
 
 def read_line(proc: subprocess.Popen, deadline: float) -> str:

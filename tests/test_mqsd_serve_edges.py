@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from mqspec.model.examples_mqsd import CLIENT_REQUEST
 from mqspec.model.mqsd import DirectoryServiceServer, TopologyServerReply, encode
 
-from mqspec.cli_mqsd import mqsd
+from mqspec.cli.mqsd import mqsd
 from mqspec.mqsd_log import ServeLog
 from mqspec.mqsd_net import MAX_UDP_PAYLOAD, ResponderStats
 

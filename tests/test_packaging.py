@@ -72,6 +72,7 @@ def test_clauses_say_test_counts_need_a_source_checkout(monkeypatch, tmp_path):
 
     from mqspec.cli import main
 
+    clauses.load_all()  # registered first, under the real root: a module imported under tmp_path would keep it
     monkeypatch.setattr(clauses, "_ROOT", tmp_path)
     result = CliRunner().invoke(main, ["clauses"])
     assert result.exit_code == 0

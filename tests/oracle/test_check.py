@@ -19,7 +19,7 @@ from mqspec.refimpl import mqdsrp_server
 from mqspec.refimpl.effects import Mode
 
 from mqspec.clauses import covers
-from mqspec.cli_check import check
+from mqspec.cli.check import check
 from mqspec.oracle import coverage as coverage_module
 from mqspec.oracle.check import check_text, check_trace
 from mqspec.oracle.generate import generate

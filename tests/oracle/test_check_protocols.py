@@ -11,7 +11,7 @@ from mqspec.model import mqcn, mqsd
 from mqspec.model.guid import Guid
 from mqspec.model.mqsd import DirectoryServiceServer, TopologyClientRequest, TopologyServerReply
 
-from mqspec.cli_check import check as check_command
+from mqspec.cli.check import check as check_command
 from mqspec.clauses import covers
 from mqspec.oracle.check import check, check_text
 

@@ -15,7 +15,7 @@ from mqspec.model.propvalue import Property
 
 from mqspec import mqqb
 from mqspec.clauses import covers
-from mqspec.cli_check import check, trace
+from mqspec.cli.check import check, trace
 from mqspec.oracle.check import check_text
 from mqspec.oracle.from_pcap import convert, host, scan, write_rows
 from mqspec.oracle.record import scenario_trace

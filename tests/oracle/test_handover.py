@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mqspec.cli_check import check
+from mqspec.cli.check import check
 from mqspec.oracle.check import check_text
 from mqspec.oracle.record import scenario_trace
 from mqspec.oracle.trace_format import TraceError, validate

@@ -130,7 +130,7 @@ def test_literal_violations_of_the_heavy_handlers_are_the_predicted_ones():
 @pytest.mark.slow
 def test_mqspec_prove_clarified_z3_part_runs_under_a_minute():
     """``mqspec prove --mode clarified --no-bmc --json`` proves everything, well inside the 120 s budget."""
-    from mqspec.cli_prove import prove
+    from mqspec.cli.prove import prove
 
     started = time.perf_counter()
     result = CliRunner().invoke(prove, ["--mode", "clarified", "--json", "--no-bmc"])
@@ -144,7 +144,7 @@ def test_mqspec_prove_clarified_z3_part_runs_under_a_minute():
 
 def test_mqspec_prove_exit_status_and_json_rows():
     """``mqspec prove --json`` prints one row per obligation; exit 1 on a violation, 0 when all are proved."""
-    from mqspec.cli_prove import prove
+    from mqspec.cli.prove import prove
 
     runner = CliRunner()
     bad = runner.invoke(prove, ["--mode", "literal", "--json", "--no-bmc", "--handler", "receive_change_propagation"])

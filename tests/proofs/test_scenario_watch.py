@@ -14,7 +14,7 @@ from mqspec.refimpl.effects import Mode
 from mqspec.refimpl.scenario import load, parse
 from mqspec.refimpl.scenario_run import run
 
-from mqspec.cli_scenario import scenario
+from mqspec.cli.scenario import scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 LITERAL_HUNTS = sorted((SCENARIOS / "counterexamples" / "literal").glob("*.yaml"))

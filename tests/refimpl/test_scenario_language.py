@@ -314,7 +314,7 @@ def test_scenario_vocabulary_is_reachable_from_the_help():
     """``mqspec scenario run --help`` points to the vocabulary, which ``mqspec scenario vocabulary`` prints."""
     from click.testing import CliRunner
 
-    from mqspec.cli_scenario import scenario
+    from mqspec.cli.scenario import scenario
 
     help_text = CliRunner().invoke(scenario, ["run", "--help"]).output
     assert "mqspec scenario vocabulary" in " ".join(help_text.split())

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from mqspec.model import mqcn, mqdsrp, mqsd
 from mqspec.model.examples_mqsd import EXAMPLES
 
-from mqspec.cli_vectors import vectors
+from mqspec.cli.vectors import vectors
 from mqspec.proofs.explore.branches import HANDLER_MODULES, Reach
 from mqspec.vectors.handlers import handler_sections
 from mqspec.vectors.manifest import FORMAT_VERSION, MANIFEST_SCHEMA, validate

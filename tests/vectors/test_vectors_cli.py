@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mqspec.cli_vectors import vectors
+from mqspec.cli.vectors import vectors
 from mqspec.vectors.runner import run_all
 from mqspec.vectors.writer import GENERATED_TOP_FILES, OutputError, generate, prepare
 

@@ -16,13 +16,10 @@ from typing import Any, NoReturn
 
 import click
 
+from mqspec.cli.common import fail
 from mqspec.wording import plural
 
 
-def _fail(kind: str, text: str) -> NoReturn:
-    # the same one-line shape as mqspec.cli.fail (not imported: cli.py imports this module)
-    click.echo(f"mqspec: {kind}: {text}", err=True)
-    sys.exit(2)
 
 
 @click.command()
@@ -43,9 +40,9 @@ def check(traces: tuple[str, ...], as_json: bool, no_coverage: bool) -> None:
     try:
         report = check_paths(traces, coverage=not no_coverage)
     except TraceError as exc:
-        _fail("trace error", str(exc))
+        fail("trace error", str(exc))
     except RecursionError:
-        _fail("trace error", "a trace line is nested too deeply")
+        fail("trace error", "a trace line is nested too deeply")
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2, default=str))
     else:
@@ -135,25 +132,25 @@ def from_pcap(pcap: str, output: str, nodes: tuple[str, ...], topology: str | No
     for item in nodes:
         name, sep, address = item.partition("=")
         if not sep or not name or not address:
-            _fail("usage", f"--node takes NAME=ADDRESS, not {item!r}")
+            fail("usage", f"--node takes NAME=ADDRESS, not {item!r}")
         names[_ip_address(address, f"--node {item}")] = name
     declarations: list[dict[str, Any]] = []
     if topology is not None:
         try:
             data = json.loads(Path(topology).read_text(encoding="utf-8-sig"))
         except OSError as exc:
-            _fail("error", f"{topology}: {exc.strerror}")
+            fail("error", f"{topology}: {exc.strerror}")
         except ValueError as exc:
-            _fail("json error", f"{topology}: {exc}")
+            fail("json error", f"{topology}: {exc}")
         except RecursionError:
-            _fail("json error", f"{topology}: nested too deeply")
+            fail("json error", f"{topology}: nested too deeply")
         declarations = data.get("nodes") if isinstance(data, dict) else data
         if not isinstance(declarations, list) or not all(isinstance(d, dict) and "name" in d for d in declarations):
-            _fail("usage", f"{topology}: a topology is a list of node declarations with a name")
+            fail("usage", f"{topology}: a topology is a list of node declarations with a name")
         for i, decl in enumerate(declarations):
             addresses = decl.get("addresses", [])
             if not isinstance(addresses, list):
-                _fail("usage", f"{topology}: nodes[{i}].addresses: expected a list of IP addresses")
+                fail("usage", f"{topology}: nodes[{i}].addresses: expected a list of IP addresses")
             decl["addresses"] = [_ip_address(a, f"{topology}: nodes[{i}].addresses[{j}]")
                                  for j, a in enumerate(addresses)]
     out: Any = None
@@ -167,9 +164,9 @@ def from_pcap(pcap: str, output: str, nodes: tuple[str, ...], topology: str | No
     try:
         lines = write_trace(pcap, write, trace_id=trace_id, names=names, topology=declarations, lenient=lenient)
     except CaptureError as exc:
-        _fail("capture error", str(exc))
+        fail("capture error", str(exc))
     except OSError as exc:
-        _fail("error", f"{output}: {exc.strerror}")
+        fail("error", f"{output}: {exc.strerror}")
     finally:
         if out is not None:
             out.close()
@@ -183,7 +180,7 @@ def _ip_address(text: object, where: str) -> str:
     try:
         return str(ipaddress.ip_address(text))  # type: ignore[arg-type]
     except ValueError:
-        _fail("usage", f"{where}: {text!r} is not an IP address")
+        fail("usage", f"{where}: {text!r} is not an IP address")
 
 
 @trace.command("record")
@@ -203,7 +200,7 @@ def record(scenario: str, output: str, mode: str, seed: int) -> None:
     try:
         parsed = sc.load(scenario)
     except sc.ScenarioError as exc:
-        _fail("scenario error", f"{scenario}: {exc}")
+        fail("scenario error", f"{scenario}: {exc}")
     lines = 0
 
     def write(text: str) -> None:
@@ -215,9 +212,9 @@ def record(scenario: str, output: str, mode: str, seed: int) -> None:
         with open(output, "w", encoding="utf-8") as out:
             record_scenario(parsed, mode=Mode(mode), seed=seed, write=write)
     except OSError as exc:
-        _fail("error", f"{output}: {exc.strerror}")
+        fail("error", f"{output}: {exc.strerror}")
     except sc.ScenarioError as exc:
-        _fail("scenario error", f"{scenario}: {exc}")
+        fail("scenario error", f"{scenario}: {exc}")
     click.echo(f"{output}: {plural(lines, 'line')}")
 
 

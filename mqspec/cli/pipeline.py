@@ -15,13 +15,14 @@ from typing import Any, NoReturn
 
 import click
 
+from mqspec.cli.common import fail
+
 #: the file that marks a folder as written by mqspec pipeline (it may then be overwritten)
 MARKER = ".mqspec-pipeline"
 
 
 def _fail(text: str) -> NoReturn:
-    click.echo(f"mqspec: usage: {text}", err=True)
-    sys.exit(2)
+    fail("usage", text)
 
 
 def _claim(out: Path, what: str) -> None:

@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from mqspec.cli_mqsd import MODE_OPTION, Seconds, _fail, _required, parse_guid, parse_host_port, parse_server
+from mqspec.cli.mqsd import MODE_OPTION, Seconds, _fail, _required, parse_guid, parse_host_port, parse_server
 from mqspec.wording import plural
 
 

@@ -13,13 +13,10 @@ from typing import NoReturn
 
 import click
 
+from mqspec.cli.common import fail
 from mqspec.wording import plural
 
 
-def _fail(kind: str, text: str) -> NoReturn:
-    # the same one-line shape as mqspec.cli.fail (not imported: cli.py imports this module)
-    click.echo(f"mqspec: {kind}: {text}", err=True)
-    sys.exit(2)
 
 
 def _progress(line: str) -> None:
@@ -47,7 +44,7 @@ def _kinds(text: str) -> tuple[str, ...]:
     chosen = tuple(k.strip() for k in text.split(",") if k.strip())
     unknown = [k for k in chosen if k not in KINDS]
     if unknown or not chosen:
-        _fail("usage", f"--kinds takes a comma-separated list of {', '.join(KINDS)}, not {text!r}")
+        fail("usage", f"--kinds takes a comma-separated list of {', '.join(KINDS)}, not {text!r}")
     return chosen
 
 
@@ -81,11 +78,11 @@ def vectors(out: str, kinds: str, reduced: bool, scenario_dir: str | None, check
             index = generate(out, chosen, reduced=reduced, scenarios=Path(scenario_dir) if scenario_dir else None,
                              progress=_progress, kept=kept)
         except OutputError as exc:
-            _fail("error", str(exc))
+            fail("error", str(exc))
         except OSError as exc:
-            _fail("error", f"{exc.filename or out}: {exc.strerror}")
+            fail("error", f"{exc.filename or out}: {exc.strerror}")
         except ScenarioError as exc:
-            _fail("scenario error", str(exc))
+            fail("scenario error", str(exc))
         if kept:
             shown = ", ".join(str(p) for p in kept[:3]) + (", ..." if len(kept) > 3 else "")
             click.echo(f"mqspec: note: left {plural(len(kept), 'file')} in {out} that mqspec did not write: {shown}",
@@ -95,7 +92,7 @@ def vectors(out: str, kinds: str, reduced: bool, scenario_dir: str | None, check
     if not (check or check_only):
         return
     if not Path(out).is_dir():
-        _fail("error", f"{out}: no such directory")
+        fail("error", f"{out}: no such directory")
     report = run_all(out, kinds=chosen)
     for failure in report.failures[:20]:
         click.echo(f"mqspec: vector failed: {failure}", err=True)

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 
 import click
 
+from mqspec.cli.common import fail
 from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
 from mqspec.mqsd_log import LINES_PER_INTERVAL
@@ -31,9 +32,8 @@ _SERVER_SPEC = re.compile(r"^(?P<name>[^:]+?)(?::(?P<proto>ip|ipx|ip\+ipx|ipx\+i
 
 
 def _fail(kind: str, text: str) -> NoReturn:
-    # the same one-line shape as mqspec.cli.fail (not imported: cli.py imports this module)
-    click.echo(f"mqspec: {kind}: {' '.join(text.split())}", err=True)
-    sys.exit(2)
+    # one line even where the text quotes a socket error over several
+    fail(kind, " ".join(text.split()))
 
 
 class _OneLineUsage(click.Group):
@@ -297,6 +297,3 @@ def _write_discovery_trace(path: str, events: list[dict[str, Any]], enterprise: 
     except OSError as exc:
         _fail("error", f"cannot write the trace {path}: {exc.strerror or exc}")
 
-
-if __name__ == "__main__":  # pragma: no cover - `python -m mqspec.cli_mqsd` before cli.py adds the group
-    mqsd(prog_name="mqspec mqsd")

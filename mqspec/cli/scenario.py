@@ -16,15 +16,12 @@ from typing import Any, NoReturn
 
 import click
 
+from mqspec.cli.common import fail
 from mqspec.wording import plural
 
 from mqspec.refimpl.effects import Mode
 
 
-def _fail(kind: str, text: str) -> NoReturn:
-    # the same one-line shape as mqspec.cli.fail (not imported: cli.py imports this module)
-    click.echo(f"mqspec: {kind}: {text}", err=True)
-    sys.exit(2)
 
 
 @click.group()
@@ -68,7 +65,7 @@ def run(file: str, mode: str, seed: int, trace_path: str | None, as_json: bool, 
     try:
         parsed = sc.load(file)
     except sc.ScenarioError as exc:
-        _fail("scenario error", f"{file}: {exc}")
+        fail("scenario error", f"{file}: {exc}")
     run_mode = Mode(mode)
     watch = None
     if check_invariants:
@@ -84,7 +81,7 @@ def run(file: str, mode: str, seed: int, trace_path: str | None, as_json: bool, 
             try:
                 out = stack.enter_context(Path(trace_path).open("w", encoding="utf-8"))
             except OSError as exc:
-                _fail("error", f"{trace_path}: {exc.strerror}")
+                fail("error", f"{trace_path}: {exc.strerror}")
             # the published trace format (mqspec/oracle/trace_format.py), which mqspec check reads
             from mqspec.oracle.record import record_scenario
 
@@ -119,7 +116,7 @@ def _scenario_errors(file: str) -> Iterator[None]:
     try:
         yield
     except ScenarioError as exc:
-        _fail("scenario error", f"{file}: {exc}")
+        fail("scenario error", f"{file}: {exc}")
 
 
 def _summary(result: Any) -> None:

@@ -1,7 +1,4 @@
-"""The ``mqspec`` command line: decode/encode, the errata register, the clause registry, the demo.
-
-Bad input (bytes, JSON, files) ends with one line on stderr and exit status 2, never a traceback.
-"""
+"""``mqspec decode`` and ``mqspec encode``: one message (or a capture's messages) to JSON and back."""
 
 from __future__ import annotations
 
@@ -9,26 +6,14 @@ import json
 import sys
 import unicodedata
 from pathlib import Path
-from typing import Any, NoReturn
 
 import click
 
-from mqspec import __version__
+from mqspec.cli.common import emit, fail
 from mqspec.model.errors import DecodeError, ModelError
 from mqspec.model.examples_mqsd import EXAMPLES
 from mqspec.protocols import PROTOCOLS, codec
 from mqspec.wording import plural
-
-
-def fail(kind: str, text: str) -> NoReturn:
-    """Print one line ``mqspec: <kind>: <text>`` to stderr and exit with status 2."""
-    click.echo(f"mqspec: {kind}: {text}", err=True)
-    sys.exit(2)
-
-
-def emit(obj: Any) -> None:
-    click.echo(json.dumps(obj, indent=2))
-
 
 #: letters that documents print for hex digits (the MS-MQSD section 4 dumps have several)
 LOOK_ALIKES = {"\u0391": "A", "\u0392": "B", "\u0395": "E", "\u0410": "A", "\u0412": "B", "\u0415": "E",
@@ -73,46 +58,12 @@ def read_input(hex_text: str | None, source: str | None) -> bytes:
         fail("error", f"{source}: {exc.strerror}")
 
 
-#: what click (8.2 and later) raises for a group given no command; older versions print the help themselves
-NO_ARGS_IS_HELP: type[Exception] = getattr(click.exceptions, "NoArgsIsHelpError", type("_Never", (Exception,), {}))
-
-
-class OneLineUsage(click.Group):
-    """The ``mqspec`` group: a usage error anywhere (an unknown option, a value out of range) is one
-    ``mqspec: usage: ...`` line on stderr and exit status 2, as every other bad input is."""
-
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
-        try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except NO_ARGS_IS_HELP as exc:  # a group run without a command: its help, as click prints it
-            exc.show()
-            sys.exit(exc.exit_code)
-        except click.UsageError as exc:
-            fail("usage", " ".join(exc.format_message().split()))
-        except click.ClickException as exc:
-            exc.show()
-            sys.exit(exc.exit_code)
-        except click.Abort:
-            click.echo("Aborted!", err=True)
-            sys.exit(1)
-        if not standalone_mode:
-            return rv
-        sys.exit(rv if isinstance(rv, int) else 0)
-
-
-@click.group(cls=OneLineUsage, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="mqspec")
-def main() -> None:
-    """Executable reference specification and conformance oracle for the MSMQ directory protocols."""
-
-
 PROTOCOL_OPTION = click.option(
     "--protocol", "-p", type=click.Choice(sorted(PROTOCOLS)), help="Which document's messages."
 )
 
 
-@main.command()
+@click.command()
 @PROTOCOL_OPTION
 @click.option("--hex", "hex_text", metavar="HEX", help="The message as hexadecimal text.")
 @click.option("--pcap", "pcap", type=click.Path(dir_okay=False),
@@ -166,7 +117,7 @@ def _decode_pcap(pcap: str, protocol: str | None, lenient: bool) -> None:
                    f"decoded the {frames} before it", err=True)
 
 
-@main.command()
+@click.command()
 @PROTOCOL_OPTION
 @click.argument("source", metavar="FILE.json|-")
 def encode(protocol: str | None, source: str) -> None:
@@ -199,78 +150,3 @@ def read_text(data: bytes, source: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         fail("json error", f"{source}: not UTF-8 text (byte {exc.start}: {exc.reason})")
-
-
-
-@main.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the register as a JSON list.")
-def errata(as_json: bool) -> None:
-    """The errata and clarifications register."""
-    from mqspec import errata as register
-
-    try:
-        entries = register.load()
-    except ValueError as exc:
-        fail("errata error", str(exc))
-    if as_json:
-        emit([e.to_json() for e in entries])
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"mqspec errata and clarifications ({len(entries)})", show_lines=True)
-    for col in ("id", "kind", "where", "title", "resolution"):
-        table.add_column(col)
-    for e in entries:
-        table.add_row(e.id, e.kind, f"{e.document} {e.section}", e.title, e.resolution)
-    Console().print(table)
-
-
-@main.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the registry as a JSON list.")
-def clauses(as_json: bool) -> None:
-    """The clause registry: which code and which tests implement each section."""
-    from mqspec.clauses import report
-
-    rows = report()
-    if as_json:
-        emit(rows)
-        return
-    counted = all(row["tests"] is not None for row in rows)
-    if not counted:
-        click.echo("mqspec: note: test counts need a source checkout (an installed mqspec has no tests/)", err=True)
-    for row in rows:
-        tests = f"  ({plural(len(row['tests']), 'test')})" if counted else ""
-        click.echo(f"{row['document']:10} {row['section']:10} {row['title'][:44]:44} {row['code']}{tests}")
-
-
-@main.command()
-def demo() -> None:
-    """The main job on embedded defaults: decode the specifications' example packets."""
-    from mqspec.demo import run
-
-    run()
-
-
-# the subcommand groups live in their own modules, which do not import this one
-from mqspec.cli_check import check, trace  # noqa: E402
-from mqspec.cli_mqsd import mqsd  # noqa: E402
-from mqspec.cli_pipeline import pipeline  # noqa: E402
-from mqspec.cli_prove import prove  # noqa: E402
-from mqspec.cli_scenario import scenario  # noqa: E402
-from mqspec.cli_vectors import vectors  # noqa: E402
-
-main.add_command(scenario)
-main.add_command(mqsd)
-from mqspec.cli_mqsd_probe import probe  # noqa: E402  (after cli_mqsd, whose helpers it uses)
-
-mqsd.add_command(probe)
-main.add_command(vectors)
-main.add_command(check)
-main.add_command(pipeline)
-main.add_command(trace)
-main.add_command(prove)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
