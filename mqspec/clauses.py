@@ -24,7 +24,7 @@ REGISTERED_MODULES: tuple[str, ...] = (
     "mqspec.model.mqsd",
     "mqspec.model.mqcn",
     "mqspec.model.query",
-    "mqspec.capture",
+    "mqspec.capture.scan",
     "mqspec.model.seqnum",
     "mqspec.model.propids",
     "mqspec.refimpl.transport",

@@ -29,58 +29,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from mqspec import capture, mqqb
-from mqspec.model.errors import DecodeError
+from mqspec.capture import mqqb
+from mqspec.capture.scan import scan_raw
 
 from .trace_format import TraceWriter, header
-
-
-class _RawScan(capture._Scan):
-    """The capture scan, keeping each message's own bytes and MSMQ header next to its row.
-
-    :mod:`mqspec.capture` rows carry the decoded message only; a trace needs the bytes as sent
-    (a message that does not decode too) and the MSMQ properties of the UserMessage.
-    """
-
-    def __init__(self, lenient: bool = False) -> None:
-        super().__init__(lenient)
-        self._extra: dict[str, Any] | None = None
-
-    def _datagram(self, frame: Any, src: str, dst: str, payload: bytes, missing: int) -> None:
-        self._extra = {"bytes": payload}
-        try:
-            super()._datagram(frame, src, dst, payload, missing)
-        finally:
-            self._extra = None
-
-    def _packet(self, direction: Any, frame: int, time: float, packet: bytes, flags: int) -> None:
-        self._extra = None
-        if not flags & mqqb.BF_INTERNAL:
-            try:
-                message = mqqb.decode_user_message(packet)
-                self._extra = {"bytes": message.body, "message": message}
-            except DecodeError:
-                pass
-        try:
-            super()._packet(direction, frame, time, packet, flags)
-        finally:
-            self._extra = None
-
-    def add_row(self, frame: int, time: float, src: str, dst: str, protocol: str, **fields: Any) -> None:
-        if self._extra is not None:
-            fields["_raw"] = self._extra
-        super().add_row(frame, time, src, dst, protocol, **fields)
-
-
-def scan(path: str | Path, *, lenient: bool = False) -> list[dict[str, Any]]:
-    """The capture's rows with ``_raw`` (the message bytes and, for MQQB, the UserMessage)."""
-    path = Path(path)
-    raw = _RawScan(lenient)
-    linktype, frames = capture.read_frames(path)
-    for frame in frames:
-        raw.frame(linktype, frame)
-    raw.finish_streams()
-    return [row for _key, row in sorted(raw.rows, key=lambda kr: kr[0])]
 
 
 def host(address: str) -> str:
@@ -115,13 +67,14 @@ def write_trace(path: str | Path, write: Callable[[str], object], *, trace_id: s
     rows are written (:func:`write_rows`).
     """
     name = Path(path).name
-    return write_rows(scan(path, lenient=lenient), write, trace_id=trace_id or f"pcap:{name}",
+    return write_rows(scan_raw(path, lenient=lenient), write, trace_id=trace_id or f"pcap:{name}",
                       source=f"pcap {name}", names=names, topology=topology)
 
 
 def write_rows(rows: list[dict[str, Any]], write: Callable[[str], object], *, trace_id: str, source: str,
                names: dict[str, str] | None = None, topology: Iterable[dict[str, Any]] = ()) -> int:
-    """Write the trace of a capture's rows (:func:`scan`) line by line; the number of lines.
+    """Write the trace of a capture's rows (:func:`~mqspec.capture.scan.scan_raw`) line by line; the
+    number of lines.
 
     Each row's events are written as they are made: beyond the rows, memory does not grow with
     the capture. The header (which declares every server the capture shows) comes from a first

@@ -330,7 +330,7 @@ def test_a_node_clock_reading_shifts_its_handlers_time(site_trace):
 
 
 def notification():
-    """A version 0x01 MS-MQCN notification: a queue deletion (as in tests/test_capture.py)."""
+    """A version 0x01 MS-MQCN notification: a queue deletion (as in tests/capture/test_scan.py)."""
     from mqspec.model import mqcn
     from mqspec.model.guid import Guid
     from mqspec.model.propids import PROPIDS

@@ -13,14 +13,15 @@ from mqspec.model.guid import Guid
 from mqspec.model.propids import PROPIDS
 from mqspec.model.propvalue import Property
 
-from mqspec import mqqb
+from mqspec.capture import mqqb
 from mqspec.clauses import covers
 from mqspec.cli.check import check, trace
 from mqspec.oracle.check import check_text
-from mqspec.oracle.from_pcap import convert, host, scan, write_rows
+from mqspec.capture.scan import scan_raw as scan
+from mqspec.oracle.from_pcap import convert, host, write_rows
 from mqspec.oracle.record import scenario_trace
 from mqspec.oracle.trace_format import load
-from mqspec.pcapwrite import TcpConversation, udp_frame, write_pcap
+from mqspec.capture.writer import TcpConversation, udp_frame, write_pcap
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 ADDRESS = {"PEC0": "10.0.0.1", "PSC1": "10.0.0.2", "PSC2": "10.0.0.3"}

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mqspec import mqqb
+from mqspec.capture import mqqb
 from mqspec.capture import CaptureError, decode_capture, scan_capture
 from mqspec.clauses import covers
 from mqspec.model import examples_mqsd, mqcn, mqdsrp, mqsd
@@ -25,7 +25,7 @@ from mqspec.model.mqdsrp_changes import Command, DirectoryChange
 from mqspec.model.propids import PROPIDS
 from mqspec.model.propvalue import Property
 from mqspec.model.seqnum import SequenceNumber
-from mqspec.pcapwrite import (
+from mqspec.capture.writer import (
     LINKTYPE_RAW,
     TcpConversation,
     pcap_bytes,

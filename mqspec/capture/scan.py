@@ -30,7 +30,7 @@ from typing import Any
 import attrs
 import dpkt
 
-from mqspec import mqqb
+from mqspec.capture import mqqb
 from mqspec.clauses import clause
 from mqspec.model.errors import DecodeError
 from mqspec.wording import plural
@@ -544,6 +544,54 @@ class _Scan:
             return
         queue = mqqb.UserMessage(destination).format_name() if destination.kind in (5, 6, 7) else None
         self.add_row(frame, time, src, dst, protocol, **({"queue": queue} if queue else {}), error=str(exc))
+
+
+class RawScan(_Scan):
+    """The capture scan, keeping each message's own bytes and MSMQ header next to its row.
+
+    :func:`scan_capture` rows carry the decoded message only; a trace needs the bytes as sent
+    (a message that does not decode too) and the MSMQ properties of the UserMessage.
+    """
+
+    def __init__(self, lenient: bool = False) -> None:
+        super().__init__(lenient)
+        self._extra: dict[str, Any] | None = None
+
+    def _datagram(self, frame: Any, src: str, dst: str, payload: bytes, missing: int) -> None:
+        self._extra = {"bytes": payload}
+        try:
+            super()._datagram(frame, src, dst, payload, missing)
+        finally:
+            self._extra = None
+
+    def _packet(self, direction: Any, frame: int, time: float, packet: bytes, flags: int) -> None:
+        self._extra = None
+        if not flags & mqqb.BF_INTERNAL:
+            try:
+                message = mqqb.decode_user_message(packet)
+                self._extra = {"bytes": message.body, "message": message}
+            except DecodeError:
+                pass
+        try:
+            super()._packet(direction, frame, time, packet, flags)
+        finally:
+            self._extra = None
+
+    def add_row(self, frame: int, time: float, src: str, dst: str, protocol: str, **fields: Any) -> None:
+        if self._extra is not None:
+            fields["_raw"] = self._extra
+        super().add_row(frame, time, src, dst, protocol, **fields)
+
+
+def scan_raw(path: str | Path, *, lenient: bool = False) -> list[dict[str, Any]]:
+    """The capture's rows with ``_raw`` (the message bytes and, for MQQB, the UserMessage)."""
+    path = Path(path)
+    raw = RawScan(lenient)
+    linktype, frames = read_frames(path)
+    for frame in frames:
+        raw.frame(linktype, frame)
+    raw.finish_streams()
+    return [row for _key, row in sorted(raw.rows, key=lambda kr: kr[0])]
 
 
 @clause("MS-MQSD", "2.1", "Transport")

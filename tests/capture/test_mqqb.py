@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mqspec import mqqb
+from mqspec.capture import mqqb
 from mqspec.model.errors import DecodeError, ModelError
 from mqspec.model.guid import Guid
-from mqspec.mqqb import (
+from mqspec.capture.mqqb import (
     DirectQueue,
     MessageProperties,
     PrivateQueue,
