@@ -38,6 +38,11 @@ PROPERTIES: tuple[str, ...] = (
     "replicas_converge_at_quiescence",
 )
 DEPTH = 2
+#: the invariant family of each property (the rows' ``family``)
+FAMILY = {"no_lingering_deleted_objects_at_quiescence": "purge", "one_authority_per_partition": "authority",
+          "servers_agree_on_authority_at_quiescence": "authority", "replicas_converge_at_quiescence": "sequence"}
+#: the directory servers of the configuration (PEC0, PSC1, BSC11; C0 and C1 are client machines)
+SERVERS = 3
 
 ENTERPRISE: dict[str, Any] = {
     "pec": "PEC0",
@@ -161,9 +166,16 @@ def _job(args: tuple[tuple[str, ...], str]) -> tuple[tuple[str, ...], dict[str, 
     return schedule, check_schedule(schedule, mode)
 
 
+def obligation(prop: str, mode: str) -> Any:
+    """The ``bounded`` row of one property: every schedule of one three-server enterprise."""
+    from .obligations import Obligation, obligation_name
+
+    return Obligation(obligation_name(prop, "bmc"), prop, "bmc", mode, "bounded", FAMILY[prop], str(SERVERS))
+
+
 def run(mode: str, depth: int | None = None, jobs: int = 2) -> list[Any]:
     """One result per property: proved within the bound, or violated by the first (shortest) schedule."""
-    from .obligations import Obligation, Result, obligation_name
+    from .obligations import Result
 
     depth = DEPTH if depth is None else depth
     # literal mode: the enterprise never forms (E-142), one action per schedule shows it
@@ -186,7 +198,7 @@ def run(mode: str, depth: int | None = None, jobs: int = 2) -> list[Any]:
     bound = f"all {len(all_schedules)} schedules of at most {depth if mode == 'clarified' else 1} of {len(ACTIONS)} actions"
     results = []
     for prop in PROPERTIES:
-        ob = Obligation(obligation_name(prop, "bmc"), prop, "bmc", mode, "bmc")
+        ob = obligation(prop, mode)
         if prop in first:
             schedule, found = first[prop]
             known = KNOWN_FINDINGS.get(schedule)

@@ -8,7 +8,9 @@ negation of the invariant in the post-state (or of the step invariant over the p
 is ``proved``; ``sat`` is ``violated`` with the model as a counterexample ("invariant X is not
 preserved by Y"); anything else (timeout, ``unknown``) is ``unknown``, never proved.
 
-Also here: the 2.2.2 lemmas (:mod:`mqspec.proofs.z3_seqnum`), initiation (every state invariant
+Each result also says whether it is ``trivial`` (the goal holds with the post-state and the
+messages sent left free) or ``vacuous`` (the assumptions are contradictory); see
+:mod:`mqspec.proofs.accounting`. Also here: the 2.2.2 lemmas (:mod:`mqspec.proofs.z3_seqnum`), initiation (every state invariant
 holds in a server's first state, an authority's and a replica's; a replica that loses all its
 replication state starts there again), and the bounded model checking of several servers
 (:mod:`mqspec.proofs.bmc`, on the simulator).
@@ -28,6 +30,7 @@ import z3
 from . import z3_events as ev
 from . import z3_invariants as zi
 from . import z3_seqnum
+from .accounting import counts, havoc, holds_from, satisfiable
 from .z3_model import (
     DELETION_SLOTS,
     ERRATA,
@@ -44,26 +47,34 @@ TIMEOUT_MS = 60_000
 
 @attrs.frozen
 class Obligation:
-    """What must hold: ``kind`` is lemma, initiation, consecution or bmc."""
+    """What must hold: ``kind`` one of :data:`accounting.KINDS`; ``family`` the invariant's (sequence, purge,
+    authority, acks, structure; seqnum for the lemmas); ``servers`` "one", "any" or a bounded run's number."""
 
     name: str
     invariant: str
     handler: str
     mode: str
     kind: str
+    family: str = ""
+    servers: str = "one"
 
 
 @attrs.define
 class Result:
+    """An obligation's outcome; ``trivial`` and ``vacuous`` say when a ``proved`` proves nothing (accounting)."""
+
     obligation: Obligation
     status: str  # proved | violated | unknown
     seconds: float
     counterexample: dict[str, Any] | None = None
+    trivial: bool = False
+    vacuous: bool = False
 
     def to_json(self) -> dict[str, Any]:
         o = self.obligation
         return {"name": o.name, "invariant": o.invariant, "handler": o.handler, "mode": o.mode, "kind": o.kind,
-                "status": self.status, "seconds": round(self.seconds, 3), "counterexample": self.counterexample}
+                "family": o.family, "servers": o.servers, "status": self.status, "trivial": self.trivial,
+                "vacuous": self.vacuous, "seconds": round(self.seconds, 3), "counterexample": self.counterexample}
 
 
 def obligation_name(invariant: str, handler: str) -> str:
@@ -73,16 +84,20 @@ def obligation_name(invariant: str, handler: str) -> str:
 
 def obligations(mode: str) -> list[Obligation]:
     """Every obligation of one mode, in a stable order."""
-    out = [Obligation(f"seqnum-{lemma.name}", lemma.name, "SEQUENCE_NUMBER", mode, "lemma")
+    out = [Obligation(f"seqnum-{lemma.name}", lemma.name, "SEQUENCE_NUMBER", mode, "lemma", "seqnum")
            for lemma in z3_seqnum.LEMMAS]
-    out += [Obligation(obligation_name(inv.name, "initialization"), inv.name, "initialization", mode, "initiation")
-            for inv in zi.STATE_INVARIANTS]
-    out += [Obligation(obligation_name(inv.name, event.name), inv.name, event.name, mode, "consecution")
-            for event in ev.EVENTS for inv in zi.INVARIANTS]
+    out += [Obligation(obligation_name(inv.name, "initialization"), inv.name, "initialization", mode, "initiation",
+                       inv.family) for inv in zi.STATE_INVARIANTS]
+    out += [_consecution(inv, event.name, mode) for event in ev.EVENTS for inv in zi.INVARIANTS
+            if inv.checked_by(event.name)]
     from . import bmc
 
-    out += [Obligation(obligation_name(prop, "bmc"), prop, "bmc", mode, "bmc") for prop in bmc.PROPERTIES]
+    out += [bmc.obligation(prop, mode) for prop in bmc.PROPERTIES]
     return out
+
+
+def _consecution(inv: zi.Invariant, handler: str, mode: str) -> Obligation:
+    return Obligation(obligation_name(inv.name, handler), inv.name, handler, mode, "consecution", inv.family)
 
 
 # --- checking -----------------------------------------------------------------------------------------
@@ -110,6 +125,7 @@ def check_initiation(ob: Obligation, timeout_ms: int = TIMEOUT_MS) -> Result:
 
     inv = zi.BY_NAME[ob.invariant]
     started = time.perf_counter()
+    trivial = vacuous = True
     for authority in (True, False):
         solver = z3.Solver()
         solver.set("timeout", timeout_ms)
@@ -120,13 +136,19 @@ def check_initiation(ob: Obligation, timeout_ms: int = TIMEOUT_MS) -> Result:
         s0 = ev.initial_state(authority, z3.Bool("qm.is_psc"), z3.Bool("partition.is_enterprise"), neighbors,
                               ghost_last, ghost_purged, deletions)
         # the rest of the enterprise may be anywhere: only the ghost part of the shape is assumed
-        solver.add(bl(ev.bounded(s0)), bl(_ghost_shape(s0)))
+        assumptions = [bl(ev.bounded(s0)), bl(_ghost_shape(s0))]
+        solver.add(*assumptions)
         solver.add(bl(not_(inv.formula(s0))))
         status, model = _solve(solver)
         if status != "proved":
             cex = initiation_counterexample(model, s0, authority) if model is not None else None
             return Result(ob, status, time.perf_counter() - started, cex)
-    return Result(ob, "proved", time.perf_counter() - started)
+        # trivial: the invariant holds of any state with that ghost shape, not only of the first one
+        free = ev.symbolic_state("initial.")
+        trivial = trivial and holds_from([bl(ev.bounded(free)), bl(_ghost_shape(free))], bl(inv.formula(free)),
+                                         timeout_ms)
+        vacuous = vacuous and not satisfiable(assumptions, timeout_ms)
+    return Result(ob, "proved", time.perf_counter() - started, trivial=trivial, vacuous=vacuous)
 
 
 def _ghost_shape(s: Any) -> Any:
@@ -152,11 +174,14 @@ def check_event(event_name: str, mode: str, invariants: Iterable[str] | None = N
     post, out = ev.step(event, pre, params, clarified)
     base = [bl(ev.bounded(pre, params)), bl(zi.well_formed(pre)), bl(zi.inductive_invariant(pre)),
             bl(event.assume(pre, params, clarified))]
+    vacuous = not satisfiable(base, timeout_ms)
+    # without the transition: the post-state and what the event sent are free terms
+    free_post, free_out = havoc(post, "post"), havoc(out, "out")
     results = []
     for inv in zi.INVARIANTS:
-        if invariants is not None and inv.name not in invariants:
+        if (invariants is not None and inv.name not in invariants) or not inv.checked_by(event.name):
             continue
-        ob = Obligation(obligation_name(inv.name, event.name), inv.name, event.name, mode, "consecution")
+        ob = _consecution(inv, event.name, mode)
         started = time.perf_counter()
         solver = z3.Solver()
         solver.set("timeout", timeout_ms)
@@ -173,7 +198,9 @@ def check_event(event_name: str, mode: str, invariants: Iterable[str] | None = N
                 cex["errata_alone"] = alone
                 cex["errata"] = sorted(set(cex["errata"]) | set(alone))
                 cex["trace"] = render(ob, cex)
-        results.append(Result(ob, status, time.perf_counter() - started, cex))
+        free_goal = inv.formula(free_post) if inv.kind == "state" else inv.formula(pre, free_post, free_out, event.name)
+        trivial = holds_from(base, bl(free_goal), timeout_ms)
+        results.append(Result(ob, status, time.perf_counter() - started, cex, trivial, vacuous))
     return results
 
 
@@ -218,12 +245,13 @@ def _event_job(args: tuple[str, str, int]) -> list[dict[str, Any]]:
 
 
 def _result_from_json(data: dict[str, Any]) -> Result:
-    ob = Obligation(data["name"], data["invariant"], data["handler"], data["mode"], data["kind"])
-    return Result(ob, data["status"], data["seconds"], data["counterexample"])
+    ob = Obligation(data["name"], data["invariant"], data["handler"], data["mode"], data["kind"], data["family"],
+                    data["servers"])
+    return Result(ob, data["status"], data["seconds"], data["counterexample"], data["trivial"], data["vacuous"])
 
 
 def run(mode: str, *, jobs: int | None = None, timeout_ms: int = TIMEOUT_MS, bmc: bool = True,
-        kinds: tuple[str, ...] = ("lemma", "initiation", "consecution", "bmc"),
+        kinds: tuple[str, ...] = ("lemma", "initiation", "consecution", "bounded"),
         events: Iterable[str] | None = None) -> list[Result]:
     """Check every obligation of ``mode`` (consecution only for ``events`` when given), one process per event."""
     results: list[Result] = []
@@ -249,7 +277,7 @@ def run(mode: str, *, jobs: int | None = None, timeout_ms: int = TIMEOUT_MS, bmc
         by_event = {a[0]: b for a, b in zip(args, batches, strict=True)}
         for e in chosen:
             results += [_result_from_json(d) for d in by_event[e.name]]
-    if "bmc" in kinds and bmc:
+    if "bounded" in kinds and bmc:
         from . import bmc as bmc_module
 
         results += bmc_module.run(mode)
@@ -257,7 +285,5 @@ def run(mode: str, *, jobs: int | None = None, timeout_ms: int = TIMEOUT_MS, bmc
 
 
 def summary(results: list[Result]) -> dict[str, int]:
-    out = {"proved": 0, "violated": 0, "unknown": 0}
-    for r in results:
-        out[r.status] += 1
-    return out
+    """proved (with work: neither trivial nor vacuous), trivial, vacuous, violated, unknown."""
+    return counts(results)

@@ -30,7 +30,7 @@ from .z3_ops import Bool, and_, eq, implies, ite, ne, not_, or_, sub, uge, ugt, 
 
 @attrs.frozen
 class Invariant:
-    """One named invariant: ``kind`` is ``state`` or ``step``; ``family`` groups them (sequence, purge, authority)."""
+    """One named invariant: ``kind`` is ``state`` or ``step``; ``family`` groups them (sequence, purge, authority, acks; structure)."""
 
     name: str
     family: str
@@ -39,6 +39,12 @@ class Invariant:
     formula: Callable[..., Bool]
     named: bool = False  # stated in proofs/invariants.py (the names the issue, the stateful tests and the docs share)
     statement: str = ""  # the formula as proofs/invariants.py writes it
+    #: the events a step invariant speaks of (empty: every event); it has no obligation for another event,
+    #: where it would be the constant True
+    events: tuple[str, ...] = ()
+
+    def checked_by(self, event: str) -> bool:
+        return not self.events or event in self.events
 
 
 def _all(xs: Any) -> Bool:
@@ -171,7 +177,7 @@ STATE_INVARIANTS: tuple[Invariant, ...] = (
     Invariant("authority_max_assigned_at_most_last_seq", "sequence", "state",
               "Every sequence number the authority assigned is at most its LastSeqNumber (strengthens "
               "sequence_numbers_used_once_per_partition).", _max_assigned),
-    Invariant("psc_acks_at_most_authority_last_seq", "purge", "state",
+    Invariant("psc_acks_at_most_authority_last_seq", "acks", "state",
               "The authority's record of each PSC neighbor's acknowledgment is at most its LastSeqNumber "
               "(strengthens purged_seq_at_most_last_seq: the authority purges no further than the acks).",
               _acks_le_last),
@@ -350,7 +356,7 @@ STEP_INVARIANTS: tuple[Invariant, ...] = (
     Invariant("no_incremental_history_skips_purged_deletion", "purge", "step",
               "A sync reply that is not AlreadyPurged holds every deletion in (From, To] above the requester's "
               "KnownPurgedSeqNumber: a replica never receives an incremental history that skips a purged deletion.",
-              _no_skipped_deletion, named=True),
+              _no_skipped_deletion, named=True, events=("receive_sync_request",)),
     Invariant("purge_keeps_last_1024_changes", "purge", "step",
               "Purge Deleted Objects keeps the tombstones of the last 1024 changes: \"This is to have a buffer for "
               "deleted objects. Deleted objects within this buffer are not purged\" (3.1.7.2.9; E-130 breaks it).",
@@ -360,10 +366,10 @@ STEP_INVARIANTS: tuple[Invariant, ...] = (
               _only_authority_assigns),
     Invariant("bsc_never_applies_change_request", "authority", "step",
               "Receive Change Request at a BSC assigns no sequence number and leaves LastSeqNumber alone.",
-              _bsc_never_applies, named=True),
+              _bsc_never_applies, named=True, events=("receive_change_request",)),
     Invariant("change_request_at_non_authority_is_forwarded", "authority", "step",
               "Receive Change Request at a server that is not the authority forwards the request and applies nothing.",
-              _forwarded, named=True),
+              _forwarded, named=True, events=("receive_change_request",)),
     Invariant("changes_carry_assigned_sequence_numbers", "sequence", "step",
               "Every change sent (propagation or sync reply) and every sync reply's ToSeqNumber is a number the "
               "authority has assigned (what receivers assume; E-118 breaks it).", _changes_assigned),
@@ -381,7 +387,7 @@ STEP_INVARIANTS: tuple[Invariant, ...] = (
     Invariant("sync_requests_ask_assigned_sequence_numbers", "sequence", "step",
               "A sync request asks from LastSeqNumber up to MAX or to a number the authority has assigned "
               "(E-116 breaks it).", _requests_assigned),
-    Invariant("psc_acks_are_truthful", "purge", "step",
+    Invariant("psc_acks_are_truthful", "acks", "step",
               "A PSC acknowledges at most its own LastSeqNumber (what the authority's purge relies on).",
               _acks_truthful),
 )

@@ -1,9 +1,12 @@
 """``mqspec prove``: check every proof obligation of the MC-MQDSRP invariants in one mode.
 
 Prints one line per obligation (or, with ``--json``, a JSON list of ``{"name", "invariant",
-"handler", "mode", "kind", "status", "seconds", "counterexample"}``) and, for every violated
-obligation, its counterexample trace. Exit status: 0 when every obligation of the mode is
-proved, 1 when one is violated or unknown (``unknown`` is never proved).
+"handler", "mode", "kind", "family", "servers", "status", "trivial", "vacuous", "seconds",
+"counterexample"}``) and, for every violated obligation, its counterexample trace, then the
+obligations by kind and family: those proved with work, and apart from them the trivial ones
+(the goal holds without the transition) and the vacuous ones (contradictory assumptions), which
+are not counted as proved (:mod:`mqspec.proofs.accounting`). Exit status: 0 when every obligation
+of the mode is proved, 1 when one is violated or unknown (``unknown`` is never proved).
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ def prove(mode: str, as_json: bool, jobs: int, no_bmc: bool, handlers: tuple[str
         for r in results:
             if r.status != "violated" or not r.counterexample:
                 continue
-            if r.obligation.kind == "bmc":
+            if r.obligation.kind == "bounded":
                 r.counterexample["scenario_file"] = str(write_bmc_scenario(r, Path(scenario_dir)))
             elif r.obligation.name in LITERAL_SCENARIOS and mode == "literal":
                 r.counterexample["scenario_file"] = str(write_literal_scenario(r, Path(scenario_dir)))
@@ -57,14 +60,19 @@ def prove(mode: str, as_json: bool, jobs: int, no_bmc: bool, handlers: tuple[str
         click.echo(json.dumps([r.to_json() for r in results], indent=2))
     else:
         for r in results:
-            click.echo(f"{r.status:8} {r.seconds:7.2f}s  {r.obligation.name}")
+            note = " (vacuous)" if r.vacuous else " (trivial)" if r.trivial else ""
+            click.echo(f"{r.status:8} {r.seconds:7.2f}s  {r.obligation.name}{note}")
         for r in results:
             if r.status != "proved" and r.counterexample and r.counterexample.get("trace"):
                 click.echo("")
                 click.echo(r.counterexample["trace"])
+        from mqspec.proofs.accounting import table
+
         counts = obligations.summary(results)
         click.echo("")
-        click.echo(f"{mode}: {counts['proved']} proved, {counts['violated']} violated, {counts['unknown']} unknown "
-                   f"in {elapsed:.1f} s")
+        for line in table(results):
+            click.echo(line)
+        click.echo(f"{mode}: {counts['proved']} proved, {counts['violated']} violated, {counts['unknown']} unknown; "
+                   f"not counted: {counts['trivial']} trivial, {counts['vacuous']} vacuous; in {elapsed:.1f} s")
         click.echo("assumed (single-server proofs): " + " | ".join(ENVIRONMENT_ASSUMPTIONS))
     sys.exit(0 if all(r.status == "proved" for r in results) else 1)

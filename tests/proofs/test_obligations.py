@@ -81,7 +81,7 @@ def _assert_literal_as_predicted(results, events):
 def test_every_clarified_obligation_is_proved():
     """Every lemma, initiation and consecution obligation of clarified mode (all handlers, no BMC) is proved."""
     results = ob.run("clarified", jobs=2, bmc=False)
-    expected = [o for o in ob.obligations("clarified") if o.kind != "bmc"]
+    expected = [o for o in ob.obligations("clarified") if o.kind != "bounded"]
     assert sorted(r.obligation.name for r in results) == sorted(o.name for o in expected)
     _assert_clarified_proved(results)
 
@@ -117,7 +117,31 @@ def test_violation_renders_as_pre_state_event_post_state():
 def test_unknown_is_its_own_status():
     """A solver that gives up reports unknown, which is never counted as proved."""
     result = ob.Result(ob.Obligation("x", "x", "y", "clarified", "consecution"), "unknown", 0.0)
-    assert ob.summary([result]) == {"proved": 0, "violated": 0, "unknown": 1}
+    assert ob.summary([result]) == {"proved": 0, "trivial": 0, "vacuous": 0, "violated": 0, "unknown": 1}
+
+
+def test_trivial_and_vacuous_rows_are_not_counted_as_proved():
+    """A proved row that is trivial or vacuous is counted apart from the proved ones."""
+    o = ob.Obligation("x", "x", "y", "clarified", "consecution", "purge")
+    rows = [ob.Result(o, "proved", 0.0), ob.Result(o, "proved", 0.0, trivial=True),
+            ob.Result(o, "proved", 0.0, trivial=True, vacuous=True)]
+    assert ob.summary(rows) == {"proved": 1, "trivial": 1, "vacuous": 1, "violated": 0, "unknown": 0}
+
+
+def test_a_goal_the_handler_cannot_touch_is_trivial_and_one_it_can_is_not():
+    """Receive PSC Ack sends no ack, so psc_acks_are_truthful holds without its transition; Send PSC Ack's does not."""
+    [by_receive] = ob.check_event("receive_psc_ack", "clarified", invariants=["psc_acks_are_truthful"])
+    [by_send] = ob.check_event("send_psc_ack", "clarified", invariants=["psc_acks_are_truthful"])
+    assert (by_receive.status, by_receive.trivial, by_receive.vacuous) == ("proved", True, False)
+    assert (by_send.status, by_send.trivial, by_send.vacuous) == ("proved", False, False)
+    assert (by_send.obligation.kind, by_send.obligation.servers, by_send.obligation.family) == (
+        "consecution", "one", "acks")
+
+
+def test_an_invariant_about_one_event_has_no_obligation_for_the_others():
+    """bsc_never_applies_change_request is checked for Receive Change Request only (elsewhere it would be True)."""
+    handlers = {o.handler for o in ob.obligations("clarified") if o.invariant == "bsc_never_applies_change_request"}
+    assert handlers == {"receive_change_request"}
 
 
 @pytest.mark.slow
@@ -150,13 +174,16 @@ def test_mqspec_prove_exit_status_and_json_rows():
     bad = runner.invoke(prove, ["--mode", "literal", "--json", "--no-bmc", "--handler", "receive_change_propagation"])
     rows = json.loads(bad.output)
     assert bad.exit_code == 1
-    assert all(set(r) >= {"name", "invariant", "handler", "mode", "status", "seconds", "counterexample"} for r in rows)
+    assert all(set(r) >= {"name", "invariant", "handler", "mode", "kind", "family", "servers", "status", "trivial",
+                          "vacuous", "seconds", "counterexample"} for r in rows)
     violated = [r for r in rows if r["status"] == "violated"]
     assert {r["invariant"] for r in violated} == {"window_within_authority_history",
                                                   "sync_requests_ask_assigned_sequence_numbers"}
     assert all(r["counterexample"]["errata"] == ["E-116"] for r in violated)
     good = runner.invoke(prove, ["--mode", "clarified", "--no-bmc", "--handler", "receive_psc_ack"])
     assert good.exit_code == 0, good.output
-    assert "proved" in good.output and "violated" not in good.output.split("clarified:")[0]
+    lines = good.output.splitlines()
+    assert any(line.startswith("proved") for line in lines) and not any(line.startswith("violated") for line in lines)
+    assert "clarified: " in good.output and " 0 violated, 0 unknown; not counted: " in good.output
     usage = runner.invoke(prove, ["--handler", "no_such_handler"])
     assert usage.exit_code == 2
