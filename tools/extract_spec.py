@@ -23,12 +23,16 @@ DOCUMENTS = ("MC-MQDSRP", "MS-MQSD", "MS-MQCN")
 LAST_CHAPTER = 5  # 6 Appendix (product behavior notes) and 7 Change Tracking are not annotated
 
 _HEADING = re.compile(r"^#*\s*(?:\*\*)?(\d+(?:\.\d+)*)\.?(?:\*\*)?[ \t]+(?:\*\*)?(\S.*?)(?:\*\*)?\s*$")
+#: the PDF's page furniture (running header and footer lines), matched on whole lines, inside code fences
+#: too: the conversion put some footers in a fence of their own, and one page's footer in a handler's text
 _NOISE = (
     re.compile(r"^\d+ / \d+$"),  # page numbers
-    re.compile(r"^\[M[CS]-MQ\w+\] ?[—-] ?v\d{8}"),  # running headers
+    re.compile(r"^\[(?:\[\])?M[CS]-MQ\w+\] ?[—-] ?v\d{8}"),  # running headers ("[[]MC-MQDSRP]" is one spelling)
     re.compile(r"^\$\[\{\\it MS-"),  # a header the conversion rendered as TeX
-    re.compile(r"^Copyright © \d{4} Microsoft Corporation\.$"),
+    re.compile(r"^Copyright (?:©|\$\{\\ensuremath\{\\mathbb C\}\}\$) \d{4} Microsoft Corporation\.$"),
     re.compile(r"^Release: \w+day, "),
+    # the running title on a line of its own (a sentence that starts with the title goes on and is kept)
+    re.compile(r"^Message Queuing \(MSMQ\): Directory Service [A-Za-z ]+ Protocol(?: Specification)?$"),
 )
 _MARKUP = (
     (re.compile(r"</?(?:u|i|b|sup|sub)>"), ""),
@@ -60,7 +64,7 @@ def _clean(lines: list[str]) -> str:
         if line.strip().startswith("```"):
             fence = not fence
             continue
-        if not fence and any(p.match(line.strip()) for p in _NOISE):
+        if any(p.match(line.strip()) for p in _NOISE):
             continue
         if not fence:
             for pattern, repl in _MARKUP:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,3 +42,41 @@ def test_a_missing_spec_folder_is_one_line_and_exit_2(tmp_path):
                           "--out", str(tmp_path / "out")], capture_output=True, text=True)
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and "MC-MQDSRP.txt" in run.stderr
+
+
+#: the PDF's page furniture as a reader would spot it in a quote: the running header with the document's
+#: version, the copyright and release lines, page numbers, and the running title on a line of its own
+FURNITURE = (
+    re.compile(r"\[(?:\[\])?M[CS]-MQ\w+\] ?[—-] ?v\d{8}"),
+    re.compile(r"Copyright\b.*\bMicrosoft Corporation\."),
+    re.compile(r"^Release: \w+day, "),
+    re.compile(r"^\d+ / \d+$"),
+    re.compile(r"^\$\[\{\\it "),
+    re.compile(r"^Message Queuing \(MSMQ\): Directory Service [A-Za-z ]+ Protocol(?: Specification)?$"),
+)
+
+
+@pytest.mark.parametrize("name", ["MC-MQDSRP", "MS-MQSD", "MS-MQCN", "MS-MQDS"])
+def test_no_quote_carries_the_pdf_page_furniture(name):
+    """No line of any committed quote is a page header, footer, page number or the running title."""
+    found = [(s["section"], line) for s in json.loads((ROOT / "docs" / "spec_text" / f"{name}.json").read_text())["sections"]
+             for line in s["text"].splitlines() if any(p.search(line.strip()) for p in FURNITURE)]
+    assert found == []
+
+
+def test_the_extraction_drops_footers_in_every_spelling_and_keeps_sentences_that_start_with_the_title():
+    """A footer in a fence, the "[[]MC-MQDSRP]" spelling and the TeX copyright go; prose naming the protocol stays."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        from extract_spec import _clean
+    finally:
+        sys.path.pop(0)
+    text = _clean([
+        "- Set repMessage to rMessage.Body.", "",
+        "[[]MC-MQDSRP] — v20130625 Message Queuing (MSMQ): Directory Service Replication Protocol", "",
+        "```", "[MC-MQDSRP] — v20130625", "Message Queuing (MSMQ): Directory Service Replication Protocol", "```", "",
+        "Copyright ${\\ensuremath{\\mathbb C}}$ 2013 Microsoft Corporation.", "", "12 / 45", "",
+        "Message Queuing (MSMQ): Directory Service Discovery Protocol messages are formatted as UDP packets.",
+    ])
+    assert text == ("- Set repMessage to rMessage.Body.\n\n"
+                    "Message Queuing (MSMQ): Directory Service Discovery Protocol messages are formatted as UDP packets.")
