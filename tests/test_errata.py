@@ -37,9 +37,36 @@ def test_seed_entries_say_what_the_issue_asked():
     assert "AllowedPurgeNumber" in by_id["E-002"].literal
 
 
-def test_human_output_lists_every_entry():
-    """`mqspec errata` prints a table naming each entry."""
+def test_the_list_is_a_compact_index_with_every_title_whole():
+    """`mqspec errata` prints one line per entry with its id, kind, section and whole title, then how to read one."""
     out = run_cli("errata")
     assert out.returncode == 0
-    for e in errata.load():
-        assert e.id in out.stdout
+    entries = errata.load()
+    lines = out.stdout.splitlines()
+    assert len(lines) == len(entries) + 2 and "mqspec errata E-NNN" in lines[-1]
+    for line, e in zip(lines, entries):
+        assert line.startswith(f"{e.id}  {e.kind}") and f"{e.document} {e.section}" in line and line.endswith(e.title)
+    assert "…" not in out.stdout
+
+
+def test_one_entry_is_printed_whole():
+    """`mqspec errata E-119` prints that entry alone, every word of each field, under its field's label."""
+    out = run_cli("errata", "E-119")
+    assert out.returncode == 0, out.stderr
+    e = errata.by_id()["E-119"]
+    assert out.stdout.startswith(f"E-119  {e.kind}  {e.document} {e.section}\n")
+    for label, text in (("The literal text:", e.literal), ("Problem:", e.problem), ("Evidence:", e.evidence),
+                        ("Resolution", e.resolution), ("", e.title)):
+        assert label in out.stdout
+        assert " ".join(text.split()) in " ".join(out.stdout.split())
+    assert "E-120" not in out.stdout
+
+
+def test_ids_are_read_as_the_demo_and_docs_write_them_and_an_unknown_one_is_refused():
+    """`e-119` and `119` name E-119; --json prints the named entries; an unknown id is one line and exit 2."""
+    assert run_cli("errata", "119").stdout == run_cli("errata", "e-119").stdout == run_cli("errata", "E-119").stdout
+    rows = json.loads(run_cli("errata", "E-119", "E-112", "--json").stdout)
+    assert [r["id"] for r in rows] == ["E-119", "E-112"]
+    out = run_cli("errata", "E-999")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith("mqspec: usage: the register has no entry 'E-999'") and out.stderr.count("\n") == 1

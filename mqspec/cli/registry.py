@@ -2,34 +2,102 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from mqspec.cli.common import emit, fail
 from mqspec.wording import plural
 
+if TYPE_CHECKING:
+    from mqspec.errata import Erratum
+
+
+#: the fields of one entry as ``mqspec errata E-NNN`` prints them, in reading order
+ENTRY_FIELDS = (("literal", "The literal text"), ("problem", "Problem"), ("evidence", "Evidence"),
+                ("resolution", "Resolution (what mqspec implements)"))
+
+
+def _entry_id(text: str) -> str:
+    """``E-119``, ``e-119`` or ``119`` as the register writes ids (``E-119``)."""
+    digits = text.upper().removeprefix("E-").removeprefix("E")
+    return f"E-{int(digits):03d}" if digits.isdigit() else text
+
+
+def _wrapped(text: str, width: int, indent: str = "  ") -> list[str]:
+    """``text`` wrapped to ``width`` with ``indent``, its paragraphs (blank-line separated) kept apart.
+
+    A paragraph with indented or bulleted lines (pseudo-code, a list) keeps its own line breaks.
+    """
+    import textwrap
+
+    lines: list[str] = []
+    for paragraph in text.strip().split("\n\n"):
+        if lines:
+            lines.append("")
+        if any(line[:1].isspace() or line.startswith(("- ", "* ")) for line in paragraph.splitlines()):
+            lines += [indent + line for line in paragraph.splitlines()]  # a list or code: its own lines
+            continue
+        lines += textwrap.wrap(" ".join(paragraph.split()), width, initial_indent=indent, subsequent_indent=indent,
+                               break_long_words=False, break_on_hyphens=False)
+    return lines
+
+
+def entry_text(e: Erratum, width: int = 80) -> str:
+    """One register entry, whole: its heading line, then each field as a wrapped paragraph."""
+    lines = [f"{e.id}  {e.kind}  {e.document} {e.section}", *_wrapped(e.title, width, "")]
+    for name, label in ENTRY_FIELDS:
+        lines += ["", f"{label}:", *_wrapped(getattr(e, name), width)]
+    return "\n".join(lines)
+
+
+def index_lines(entries: list[Erratum]) -> list[str]:
+    """The register as a compact index: one line per entry (id, kind, where, the whole title)."""
+    where = max(len(f"{e.document} {e.section}") for e in entries)
+    kind = max(len(e.kind) for e in entries)
+    return [f"{e.id}  {e.kind:<{kind}}  {f'{e.document} {e.section}':<{where}}  {e.title}" for e in entries]
+
 
 @click.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the register as a JSON list.")
-def errata(as_json: bool) -> None:
-    """The errata and clarifications register."""
+@click.argument("ids", nargs=-1, metavar="[E-NNN]...")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the entries (all, or the ones named) as a JSON list of objects with every field.")
+def errata(ids: tuple[str, ...], as_json: bool) -> None:
+    """The errata and clarifications register: an index, or whole entries.
+
+    Without E-NNN: one line per entry (id, kind, document and section, title). With E-NNN (say
+    mqspec errata E-119): each entry named, whole: the literal text, the problem, the evidence
+    and the resolution mqspec implements. An id the register does not hold is a usage error
+    (exit status 2).
+    """
     from mqspec import errata as register
 
     try:
         entries = register.load()
     except ValueError as exc:
         fail("errata error", str(exc))
+    if ids:
+        known = {e.id: e for e in entries}
+        wanted = [_entry_id(i) for i in ids]
+        missing = [i for i, w in zip(ids, wanted, strict=True) if w not in known]
+        if missing:
+            fail("usage", f"the register has no entry {missing[0]!r} (its ids run {entries[0].id} to "
+                          f"{entries[-1].id}; `mqspec errata` lists them)")
+        entries = [known[w] for w in dict.fromkeys(wanted)]
     if as_json:
         emit([e.to_json() for e in entries])
         return
-    from rich.console import Console
-    from rich.table import Table
+    if ids:
+        import shutil
 
-    table = Table(title=f"mqspec errata and clarifications ({len(entries)})", show_lines=True)
-    for col in ("id", "kind", "where", "title", "resolution"):
-        table.add_column(col)
-    for e in entries:
-        table.add_row(e.id, e.kind, f"{e.document} {e.section}", e.title, e.resolution)
-    Console().print(table)
+        # the terminal's width (80 when the output is not a terminal), kept readable
+        width = max(40, min(100, shutil.get_terminal_size((80, 24)).columns))
+        click.echo("\n\n".join(entry_text(e, width) for e in entries))
+        return
+    for line in index_lines(entries):
+        click.echo(line)
+    click.echo(f"\n{plural(len(entries), 'entry', 'entries')}; `mqspec errata E-NNN` prints one whole, "
+               "`mqspec errata --json` every field of every entry.")
 
 
 @click.command()
