@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+#: Sphinx's pickled environment, kept out of the published html/ folder
+DOCTREES := docs/_build/doctrees
 
 .PHONY: run test test-slow docs bench clean
 
@@ -25,16 +27,20 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/mqspec demo
 
-# the docs are built first: the browser tests (tests/docs) read the built site
+# the docs are built first: the browser tests (tests/docs) read the built site in Debian's chromium,
+# which tools/browser.sh installs when run as root (CI) and otherwise says how to install
 test: $(STAMP)
-	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	@sh tools/browser.sh
+	@rm -rf docs/_build/html/.doctrees  # where builds before -d kept them
+	$(BIN)/sphinx-build -W --keep-going -q -b html -d $(DOCTREES) docs docs/_build/html
 	MQSPEC_DOCS_HTML=docs/_build/html $(BIN)/pytest -q -p no:cacheprovider
 
 test-slow: $(STAMP)
 	$(BIN)/pytest -q -m slow
 
 docs: $(STAMP)
-	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
+	@rm -rf docs/_build/html/.doctrees  # where builds before -d kept them
+	$(BIN)/sphinx-build -W --keep-going -b html -d $(DOCTREES) docs docs/_build/html
 
 bench: $(STAMP)
 	$(BIN)/python bench/codec.py --json

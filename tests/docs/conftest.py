@@ -2,8 +2,8 @@
 
 ``make test`` builds the site first and passes it in ``MQSPEC_DOCS_HTML``; without it the fixture
 builds the site into a temporary folder (about a minute). The browser is Debian's ``chromium`` and
-``chromium-driver`` (``.ci/run`` installs them); where either is missing the browser tests skip
-and say so. Nothing here downloads a browser.
+``chromium-driver`` (``make test`` installs them through ``tools/browser.sh`` when run as root);
+where either is missing the browser tests skip and say so. Nothing here downloads a browser.
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             pytest.fail(f"MQSPEC_DOCS_HTML={given} holds no built site (no index.html)")
         return path
     out = tmp_path_factory.mktemp("site")
+    doctrees = tmp_path_factory.mktemp("doctrees")  # as make test does (-d): not inside the published html/
     build = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-                            str(ROOT / "docs"), str(out)], capture_output=True, text=True)
+                            "-d", str(doctrees), str(ROOT / "docs"), str(out)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-4000:]
     return out
 
@@ -70,7 +71,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory):
     driver_path = _first(CHROMEDRIVER) or shutil.which("chromedriver")
     if not binary or not driver_path:
         pytest.skip("no Chromium browser and driver here (Debian: apt-get install chromium chromium-driver; "
-                    ".ci/run does this)")
+                    "make test does this as root: tools/browser.sh)")
     os.environ["SE_OFFLINE"] = "true"  # selenium must not fetch anything
     options = webdriver.ChromeOptions()
     options.binary_location = binary
