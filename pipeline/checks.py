@@ -106,9 +106,9 @@ def _one_line(exc: Exception) -> str:
 
 
 def _verdict(path: str, kind: str, reports: list[Any]) -> Iterator[dict[str, Any]]:
-    # a file of several traces: its worst verdict (an error, else a divergence, else e.g. nothing checked)
+    # a file of several traces: its worst verdict (an error, a divergence, holes, nothing checked)
     bad = [r.verdict for r in reports if r.verdict != "conformant"]
-    overall = next((v for v in ("error", "divergent") if v in bad), bad[0]) if bad else "conformant"
+    overall = next((v for v in ("error", "divergent", "incomplete-capture") if v in bad), bad[0]) if bad else "conformant"
     first = next((r for r in reports if r.divergence is not None), None)
     errored = next((r for r in reports if r.error), None)
     row = _row("verdict", path, kind, trace=",".join(r.trace_id for r in reports), verdict=overall,

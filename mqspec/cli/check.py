@@ -2,7 +2,8 @@
 
 ``mqspec check TRACE... [--json]`` exits 0 when every trace conforms, 1 when one diverges, 2
 for malformed input (one stderr line naming the file, the line and the field) or an event the
-reference cannot take, and 3 when nothing diverged but a trace had nothing to check (a header
+reference cannot take, 4 when nothing diverged but a capture's trace has holes (verdict
+``incomplete-capture``), and 3 when nothing diverged but a trace had nothing to check (a header
 alone, say); never with a traceback. ``mqspec trace from-pcap``, ``trace record``
 and ``trace schema`` write traces and the format's JSON Schema.
 """
@@ -32,7 +33,8 @@ def check(traces: tuple[str, ...], as_json: bool, no_coverage: bool) -> None:
     Reports, per trace, conformance or the first divergence (event, node, expected versus actual,
     the clause whose rule was broken) and the clauses the traces exercised. Exit status 0: all
     conform; 1: a trace diverges; 2: malformed input or an event the reference cannot take;
-    3: no divergence, but nothing was checked in a trace.
+    4: no divergence, but a capture with holes (incomplete-capture); 3: no divergence, but nothing
+    was checked in a trace.
     """
     from mqspec.oracle.check import check_paths
     from mqspec.oracle.trace_format import TraceError
@@ -73,6 +75,9 @@ def _print(report: Any, *, coverage: bool = True) -> None:
         if t.verdict == "error":
             click.echo(f"{head} ERROR: {t.error}")
             continue
+        if t.verdict == "incomplete-capture":
+            _print_holes(t, head)
+            continue
         d = t.divergence
         click.echo(f"{head} DIVERGENT at event {d.index} ({t.path}:{t.line}), node {d.node}: {d.summary}")
         if d.clause is not None:
@@ -95,6 +100,23 @@ def _print(report: Any, *, coverage: bool = True) -> None:
     covered = report.coverage
     click.echo(f"coverage: {len(covered)} of {report.registered} registered clauses exercised"
                + (": " + ", ".join(f"{c.document} {c.section}" for c in covered) if covered else ""))
+
+
+def _print_holes(t: Any, head: str) -> None:
+    """A capture with holes: where they are, and what was judged before them."""
+    first = t.holes[0]
+    click.echo(f"{head} INCOMPLETE CAPTURE: {plural(t.holes_total, 'hole')}, the first at event {first['event']} "
+               f"(t={first['t']}); {t.checked} of its {plural(t.events, 'event')} checked before the holes, no "
+               "divergence; past a hole the nodes it touches are not judged (this is no evidence of conformance "
+               "there)")
+    for hole in t.holes[:20]:
+        nodes = ", ".join(hole["nodes"]) if hole.get("nodes") is not None else "every node"
+        click.echo(f"  hole at event {hole['event']} (t={hole['t']}, {hole['kind']}; {nodes}): {hole['text']}")
+    if t.holes_total > 20:
+        click.echo(f"  ... {t.holes_total - 20} more holes")
+    for name, state in t.nodes.items():
+        if "up to the hole" in state:
+            click.echo(f"  {name}: {state}")
 
 
 def _short(value: Any) -> str:

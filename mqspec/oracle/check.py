@@ -13,6 +13,12 @@ MUST). The verdict of a trace is one of:
   field-level diff of the decoded messages, and the clause whose rule was broken);
 * ``nothing-checked``: the trace has no event the checker could replay or compare (a header
   alone, notes, events of nodes checked at no level): it is not evidence of conformance;
+* ``incomplete-capture``: no divergence, but the trace (a capture's) has ``hole`` events: bytes the
+  capture lost (a datagram cut by the snap length, a TCP gap, a fragment never seen, a file cut
+  mid-record). Each node a hole touches is judged up to the hole and no further: the outputs it
+  still owed there are undetermined, never missing, and its later events are not replayed (they
+  may answer what the hole hid). The report lists the holes and says up to where each node was
+  judged. A divergence before a node's hole (or at a node no hole touches) is still ``divergent``;
 * ``error``: the reference could not take an event.
 
 The report also lists the registered clauses the trace exercised (unless ``coverage`` is off),
@@ -23,8 +29,8 @@ time to validate it and a second time to replay it, and holds only the reference
 its memory does not grow with the size of the trace.
 
 Exit status of ``mqspec check``: 0 every trace conforms, 1 one diverges, 2 malformed input
-(:class:`~mqspec.oracle.trace_format.TraceError`) or a reference error, 3 no divergence and no
-error but a trace in which nothing was checked.
+(:class:`~mqspec.oracle.trace_format.TraceError`) or a reference error, 4 no divergence and no
+error but a capture with holes, 3 none of those but a trace in which nothing was checked.
 
 The public entry point is :func:`check`: a path (or an iterable of NDJSON lines) in, a
 :class:`CheckReport` out, with one :class:`TraceReport` per trace.
@@ -53,11 +59,14 @@ from .trace_format import INPUT_KINDS, NODE_KINDS, OUTPUT_KINDS, Trace, TraceErr
 #: the most policy notes a trace report keeps (the rest are counted)
 MAX_NOTES = 20
 #: exit status by verdict, most severe first
-EXIT = {"error": 2, "divergent": 1, "nothing-checked": 3, "conformant": 0}
+EXIT = {"error": 2, "divergent": 1, "incomplete-capture": 4, "nothing-checked": 3, "conformant": 0}
+#: the most holes a trace report lists (the rest are counted)
+MAX_HOLES = 50
 
 @attrs.frozen
 class TraceReport:
-    """The outcome of checking one trace (``verdict``: conformant | divergent | nothing-checked | error)."""
+    """The outcome of checking one trace (``verdict``: conformant | divergent | incomplete-capture |
+    nothing-checked | error)."""
 
     trace_id: str
     path: str
@@ -72,6 +81,9 @@ class TraceReport:
     checked: int = 0  # events replayed through the reference or compared with it
     notes: tuple[str, ...] = ()  # where a check is mqspec's policy, not a MUST (policy: E-NNN)
     coverage_computed: bool = True
+    #: the capture's holes the checker reached (``hole`` events: event, t, kind, text, nodes, ...)
+    holes: tuple[dict[str, Any], ...] = ()
+    holes_total: int = 0  # holes reached, when more than the report lists
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"trace": self.trace_id, "file": self.path, "verdict": self.verdict,
@@ -87,6 +99,9 @@ class TraceReport:
             out["error"] = self.error
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.holes:
+            out["holes"] = list(self.holes)
+            out["holes_total"] = self.holes_total
         if self.coverage_computed:
             out["coverage"] = {"clauses": [f"{c.document} {c.section}" for c in self.coverage],
                                "count": len(self.coverage), "errata": list(self.errata)}
@@ -105,7 +120,7 @@ class CheckReport:
 
     @property
     def exit_status(self) -> int:
-        """2 error, else 1 divergent, else 3 nothing checked in some trace, else 0."""
+        """2 error, else 1 divergent, else 4 a capture with holes, else 3 nothing checked in some trace, else 0."""
         verdicts = {t.verdict for t in self.traces}
         return next((code for verdict, code in EXIT.items() if verdict in verdicts), 0)
 
@@ -301,6 +316,10 @@ class _TraceCheck:
         self.stopped: int | None = None
         self.done = False
         self.failure: tuple[int, int, str, Exception] | None = None  # a reference error: index, line, kind, exc
+        self.holes: list[dict[str, Any]] = []
+        self.hole_count = 0
+        self.cut: dict[str, int] = {}  # node -> the hole it is judged up to (its later events are skipped)
+        self.cut_all: int | None = None  # a hole that touches every node (one declared later too)
         # this trace's clause coverage, entered until close(): the reference runs only while
         # one trace is pushed (the others of a file are replayed later, each in its own pass)
         self.cover = ClauseCoverage().__enter__() if coverage else None
@@ -318,6 +337,8 @@ class _TraceCheck:
         from . import replay_mqcn, replay_mqsd
 
         name, mode, window = decl["name"], self.mode, self.window
+        if self.cut_all is not None:
+            self.cut.setdefault(name, self.cut_all)
         observes = decl.get("observes", self.default_observes)
         seen = observes if observes is not None else self.kinds.get(name, set())
         replay = self.replays[name] = NodeReplay(decl, mode, window, frozenset(seen), stacks=False)
@@ -338,6 +359,8 @@ class _TraceCheck:
         kind = record["event"]
         if index < self.first and kind in _REPLAYED and self.on_event is None and index:
             # the common case, first: an MC-MQDSRP event before any divergence
+            if self.cut and record["node"] in self.cut:
+                return True  # judged up to a hole: this event may answer what the hole hid
             unit = self.replays[record["node"]]
             self.clock = record["t"]
             try:
@@ -359,10 +382,13 @@ class _TraceCheck:
 
     def _event(self, index: int, line: int, record: dict[str, Any]) -> None:
         kind = record["event"]
+        if kind == "hole":
+            self._hole(index, record)
+            return
         if index > self.first:
             # past the first divergence, only an output still owed by an earlier input can
             # diverge earlier (a missing output): follow the nodes that owe one, then stop
-            owing = {u.name for u in self.units() if u.owes_before(self.first)}
+            owing = {u.name for u in self.units() if u.name not in self.cut and u.owes_before(self.first)}
             if not owing:
                 self.stopped, self.done = self.first, True
                 return
@@ -377,6 +403,8 @@ class _TraceCheck:
             if kind == "note":
                 return
             node = record["node"]
+            if node in self.cut:
+                return
             protocol = _PROTOCOL_OF.get(kind)
             unit = self.others[node].get(protocol) if protocol is not None else self.replays[node]
             if unit is None:
@@ -392,6 +420,21 @@ class _TraceCheck:
         if unit.divergence is not None and unit.divergence.index < self.first:
             self.first = unit.divergence.index
 
+    def _hole(self, index: int, record: dict[str, Any]) -> None:
+        """A hole in the capture: each node it touches (every node, without ``nodes``) is judged up to
+        here. What such a node still owed is undetermined: it is not finished as missing."""
+        self.hole_count += 1
+        names = record.get("nodes")
+        if len(self.holes) < MAX_HOLES:
+            self.holes.append({"event": index, "t": record["t"], "kind": record.get("kind", "unknown"),
+                               "text": record.get("text", ""), "nodes": names,
+                               **{k: record[k] for k in ("from", "to", "bytes", "frame") if k in record}})
+        if names is None:
+            self.cut_all = index if self.cut_all is None else self.cut_all
+            names = list(self.replays)
+        for name in names:
+            self.cut.setdefault(name, index)
+
     def finish(self, feed: _Feed) -> TraceReport:
         """The report, once every event was pushed and close() was called (``feed`` reads the
         trace again if need be; the work done here is not counted as coverage)."""
@@ -406,13 +449,15 @@ class _TraceCheck:
         if self.failure is None:
             try:
                 for unit in self.units():
-                    unit.finish(count, self.clock)
+                    if unit.name not in self.cut:  # a node judged up to a hole owes nothing past it
+                        unit.finish(count, self.clock)
             except Exception as exc:  # noqa: BLE001 - as in _event
                 self.failure = (count, feed.line(count), "", exc)
         if self.failure is not None:
             index, where, kind, exc = self.failure
             what = f"event {index} ({kind})" if index < count else "the end of the trace"
-            return TraceReport(self.trace_id, self.path, "error", count, _node_states(self.replays, self.others),
+            return TraceReport(self.trace_id, self.path, "error", count,
+                               _node_states(self.replays, self.others, cut=self.cut),
                                line=where, error=f"{self.path}:{where}: the reference could not take {what}: "
                                               f"{type(exc).__name__}: {exc}")
         units = list(self.units())
@@ -429,13 +474,16 @@ class _TraceCheck:
             found = _attribute_state(feed, self.replays[found.node], found, self.mode, self.window)
         elif found is not None and found.refine and found.cause is not None and found.node in self.replays:
             found = _attribute_unexpected(feed, self.replays[found.node], found, self.mode, self.window)
-        verdict = "divergent" if found else "conformant" if checked else "nothing-checked"
+        # a capture with holes is never conformant; a divergence before them still stands
+        verdict = ("divergent" if found else "incomplete-capture" if self.hole_count
+                   else "conformant" if checked else "nothing-checked")
         if len(notes) > MAX_NOTES:
             notes[MAX_NOTES:] = [f"... and {len(notes) - MAX_NOTES} more notes"]
         return TraceReport(
-            self.trace_id, self.path, verdict, count, _node_states(self.replays, self.others, self.stopped),
+            self.trace_id, self.path, verdict, count,
+            _node_states(self.replays, self.others, self.stopped, self.cut),
             divergence=found, line=feed.line(found.index) if found else None, errata=tuple(errata), checked=checked,
-            notes=tuple(notes),
+            notes=tuple(notes), holes=tuple(self.holes), holes_total=self.hole_count,
         )
 
 
@@ -463,12 +511,15 @@ def _codec_event(replay: NodeReplay, index: int, record: dict[str, Any], notes: 
 
 
 def _node_states(replays: dict[str, NodeReplay], others: dict[str, dict[str, Any]],
-                 stopped: int | None = None) -> dict[str, str]:
+                 stopped: int | None = None, cut: dict[str, int] | None = None) -> dict[str, str]:
     out = {}
     for name, r in replays.items():
         extra = others.get(name, {})
         if r.divergence is not None or any(u.divergence is not None for u in extra.values()):
             out[name] = "divergent"
+        elif cut and name in cut:
+            level = "conformant" if r.qm is not None or extra else "codec-only"
+            out[name] = f"{level} up to the hole at event {cut[name]}"
         elif stopped is not None and (r.qm is not None or extra):
             out[name] = f"conformant up to event {stopped}"
         elif extra and r.qm is None:

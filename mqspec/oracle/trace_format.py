@@ -78,6 +78,11 @@ Event kinds (I: an input the checker replays through the reference; O: an output
                            ``site``, ``old`` (the old PSC) and, at the new PSC, ``state``, what
                            it takes over, or, at a BSC of the site, ``new``, the new PSC's
                            name, its configured PSC from now on (below)
+``hole``                   format 2: bytes a capture lost (``mqspec trace from-pcap``): ``kind``
+                           (truncated | tcp-gap | fragment | cut | mid-message), ``text``, ``nodes``
+                           (the servers it touches; absent: every server), ``from``, ``to``,
+                           ``bytes`` (how many were lost, when known), ``frame``; each node it
+                           touches is judged up to it and no further (verdict ``incomplete-capture``)
 ``note``                   free text (``text``), ignored
 =====================  ==  ===============================================================
 
@@ -127,8 +132,8 @@ new PSC's declaration and before its first ``start`` (:mod:`mqspec.oracle.handov
 and what ``mqspec check`` verifies of it).
 
 Versions: ``"format": 1`` lines are read as they always were (the ``mqsd``/``mqcn`` declarations
-and the ``queue``, ``handover``, ``notify``, ``discover`` and ``discovered`` events are format 2
-only); mqspec writes format 2.
+and the ``queue``, ``handover``, ``notify``, ``discover``, ``discovered`` and ``hole`` events are
+format 2 only); mqspec writes format 2.
 
 Partial traces are first-class: a trace may cover only some servers (undeclared events are an
 error; declared servers without events are simply not checked), log only some kinds (a kind a
@@ -182,6 +187,9 @@ NODE_KINDS = (*INPUT_KINDS, *OUTPUT_KINDS, "clock", "snapshot", "datagram", "not
               "discover", "discovered")
 #: iOperation of MS-MQCN 3.3.4.1 Send Change Notification
 NOTIFY_OPERATIONS = ("QueueCreation", "QueueUpdate", "QueueDeletion", "QueueManagerUpdate")
+#: what a capture lost (a ``hole``): a frame cut by the snap length, stream bytes never captured, an IP
+#: fragment never captured, the capture file cut mid-record, a stream first seen inside a message
+HOLE_KINDS = ("truncated", "tcp-gap", "fragment", "cut", "mid-message")
 
 
 class TraceError(ValueError):
@@ -387,10 +395,16 @@ EVENTS: dict[str, tuple[dict[str, Spec], tuple[str, ...]]] = {
                "attributes": Items(Text(), description="the attributes an update changed")},
               ("operation",)),
     "handover": (HANDOVER_FIELDS, ("site", "old")),
+    "hole": ({"kind": Choice(HOLE_KINDS), "text": Text(description="what was lost, where"),
+              "nodes": Items(Text(), description="the servers the hole touches (absent: every server)"),
+              "from": OPT_TEXT, "to": OPT_TEXT,
+              "bytes": Integer(0, description="how many bytes were lost, when the capture tells"),
+              "frame": Integer(1, description="the capture's frame number nearest the hole")},
+             ("kind", "text")),
     "note": ({"text": Text()}, ()),
 }
 #: what format 1 lacks
-FORMAT_2_ONLY = frozenset({"queue", "notify", "discover", "discovered", "handover"})
+FORMAT_2_ONLY = frozenset({"queue", "notify", "discover", "discovered", "handover", "hole"})
 #: events that happen at a node (they carry "node")
 AT_NODE = frozenset(("start", "crash", "clock", "client_request", "request_completed", "receive", "send",
                      "timer", "directory", "snapshot", "datagram", "notification", "queue", "notify",

@@ -70,6 +70,8 @@ def recorded() -> list[dict[str, Any]]:
                                "properties": [{"propid": "PROPID_Q_LABEL", "value": "q"}]}]}},
               {**HEAD, "event": "handover", "t": 1e6, "node": "BSC11", "site": GUID, "old": "PSC1", "new": "PSC1b"},
               {"trace": "t", "format": 1, "event": "node", "t": 1e6, "name": "OLD", "role": None},
+              {**HEAD, "event": "hole", "t": 1e6, "kind": "tcp-gap", "text": "stream bytes 10..19 lost",
+               "nodes": ["PEC0"], "from": "10.0.0.1:1801", "to": "10.0.0.2:40000", "bytes": 10, "frame": 7},
               {**HEAD, "event": "note", "t": 1e6, "text": "done"}]
     return lines
 
