@@ -81,7 +81,7 @@ def generate(srcdir: Path, ev: mev.Evidence) -> None:
         "obligations belong to their handler's section, the 2.2.2 lemmas to MC-MQDSRP 2.2.2, initiation to "
         "3.1.3.1 and bounded model checking to chapter 3.\n\n.. mqspec-obligations::\n")
     files[evid / "scenarios" / "index.rst"] = _page(
-        "Scenario files", "Every scenario file in ``scenarios/``: the section 4 examples, the counterexamples of the "
+        "Scenarios that cover a section", "Every scenario file in ``scenarios/``: the section 4 examples, the counterexamples of the "
         "register and of the proof obligations, and the literal-mode hunts.", [Path(s.page).name for s in ev.all_scenarios])
     for sc in ev.all_scenarios:
         files[srcdir / f"{sc.page}.rst"] = _page(sc.path, f".. mqspec-scenario:: {sc.path}\n")
@@ -393,9 +393,22 @@ def always_outdated(app: Any, env: Any, added: set[str], changed: set[str], remo
     return sorted(d for d in env.found_docs if d.startswith(("spec/", "evidence/")) or d in ("register", "api/names"))
 
 
+def previous_chapter(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """A page the home page lists (a document's contents, the register, the API) has as "Previous" the page
+    listed before it, not the last page of that one's tree (the API's would be a test file's page)."""
+    env = app.builder.env
+    top = env.toctree_includes.get(env.config.root_doc, [])
+    if pagename not in top or top.index(pagename) == 0:
+        return
+    before = top[top.index(pagename) - 1]
+    context["prev"] = {"link": app.builder.get_relative_uri(pagename, before),
+                       "title": html.escape(env.titles[before].astext())}
+
+
 def setup(app):
     import furo
 
+    app.connect("html-page-context", previous_chapter)
     app.connect("env-get-outdated", always_outdated)
     furo._compute_navigation_tree = _collapsed_navigation_tree
     app.connect("builder-inited", on_builder_inited)
