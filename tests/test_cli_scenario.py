@@ -151,6 +151,19 @@ def test_literal_mode_runs_and_reports_divergence():
     assert "steps[3].expect: converged: not converged" in out.stderr
 
 
+def test_literal_problems_name_partitions_as_the_table_does_and_are_never_broken_mid_guid():
+    """The table's partition names (site1, enterprise) are the problem lines' names, each problem on one line."""
+    import re
+
+    out = CliRunner(env={"COLUMNS": "80"}).invoke(scenario, ["run", str(SCENARIOS / "4.1-adding-a-site.yaml"),
+                                                              "--mode", "literal"])
+    assert out.exit_code == 1
+    problems = out.stdout[out.stdout.index("NOT converged"):].splitlines()[1:]
+    assert problems and all(line.startswith("  ") for line in problems), problems
+    assert not any(re.search(r"partition [0-9a-f]{8}-", line) for line in problems), problems
+    assert any(re.search(r"partition (enterprise|site\d)\b", line) for line in problems), problems
+
+
 def test_unwritable_trace_is_exit_2(small, tmp_path):
     """A --trace path that cannot be written is one error line and exit 2."""
     out = invoke(str(small), "--trace", str(tmp_path / "no" / "such" / "dir.ndjson"))

@@ -145,6 +145,15 @@ def _summary(result: Any) -> None:
     verdict = "converged" if not problems else f"NOT converged ({plural(len(problems), 'problem')})"
     console.print(f"{verdict}; {world.now:.0f} simulated seconds, {plural(world.messages_processed, 'message')}")
     for line in problems[:5]:
-        console.print(f"  {line}", markup=False, highlight=False)
+        # partitions named as the table names them; a line longer than the terminal is never broken mid-GUID
+        click.echo(f"  {named_partitions(line, site_names)}")
     if len(problems) > 5:
-        console.print(f"  ... {len(problems) - 5} more")
+        click.echo(f"  ... {len(problems) - 5} more")
+
+
+def named_partitions(text: str, names: dict[str, str]) -> str:
+    """``text`` with each ``partition <GUID>`` written as the summary table writes it (``partition site1``)."""
+    import re
+
+    return re.sub(r"\bpartition ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+                  lambda m: f"partition {names.get(m.group(1), m.group(1))}", text)
