@@ -338,6 +338,23 @@ def test_discover_text_output_names_the_servers():
     assert f"connected networks: {CN}" in out.stdout
 
 
+@covers("MS-MQSD", "3.1.5.2")
+def test_discover_says_a_same_site_reply_lists_no_servers_instead_of_a_list_of_none():
+    """A server of the client's own site answers with no server list: the output says so, not "(none)"."""
+    with responders((local_site(), None)) as (r,):
+        out = CliRunner().invoke(mqsd, ["discover", "--to", f"{LOOPBACK}:{r.address[1]}", "--enterprise",
+                                        str(ENTERPRISE), "--site", str(CLIENT_SITE), "--timeout", str(TIMEOUT)])
+        as_json = CliRunner().invoke(mqsd, ["discover", "--to", f"{LOOPBACK}:{r.address[1]}", "--enterprise",
+                                            str(ENTERPRISE), "--site", str(CLIENT_SITE), "--timeout", str(TIMEOUT),
+                                            "--json"])
+    assert out.exit_code == 0, out.output
+    assert "result: a directory server of this client's site answered" in out.stdout
+    assert "valid list obtained" not in out.stdout and "(none)" not in out.stdout
+    assert f"directory servers: none listed (the one that answered is reached via {LOOPBACK}:{r.address[1]})" in out.stdout
+    report = json.loads(as_json.stdout)
+    assert report["same_site_reply"] is True and report["directory_server_list"] == []
+
+
 GUIDS = ("--enterprise", str(ENTERPRISE), "--site", str(CLIENT_SITE))
 BAD_ARGUMENTS = {
     "serve bad GUID": (["serve", "--enterprise", "not-a-guid", "--site", str(CLIENT_SITE), "--connected-network",

@@ -257,8 +257,12 @@ def discover(to_texts: tuple[str, ...], enterprise_text: str | None, site_text: 
         _write_discovery_trace(trace_path, events, enterprise, site, timeout, mode)
     result = outcome.result
     success = outcome.success
+    last = client.last_topology_server_reply
+    # a reply with no server list comes from a server of the client's own site (2.2.3, 3.1.5.2)
+    same_site = success and last is not None and last.directory_service_server_size == 0
     report = {
         "success": success,
+        "same_site_reply": same_site,
         "directory_server_list": list(result.directory_server_list if result else client.directory_server_list),
         "connected_network_identifier_list": [
             str(g) for g in (result.connected_network_identifier_list if result else client.connected_network_identifier_list)
@@ -272,8 +276,14 @@ def discover(to_texts: tuple[str, ...], enterprise_text: str | None, site_text: 
     if as_json:
         click.echo(json.dumps(report, indent=2))
     else:
-        click.echo(f"result: {'valid list obtained' if success else 'no valid list obtained'}")
-        click.echo(f"directory servers: {', '.join(report['directory_server_list']) or '(none)'}")
+        if same_site:
+            click.echo("result: a directory server of this client's site answered (a same-site reply lists no "
+                       "servers: MS-MQSD 2.2.3)")
+            click.echo(f"directory servers: {', '.join(report['directory_server_list']) or 'none listed'}"
+                       f" (the one that answered is reached via {report['last_successful_network_address']})")
+        else:
+            click.echo(f"result: {'valid list obtained' if success else 'no valid list obtained'}")
+            click.echo(f"directory servers: {', '.join(report['directory_server_list']) or '(none)'}")
         click.echo(f"connected networks: {', '.join(report['connected_network_identifier_list']) or '(none)'}")
         if report["last_successful_network_address"]:
             click.echo(f"via network: {report['last_successful_network_address']}")
