@@ -5,25 +5,39 @@ inside this process (the JVM is started by pyspark); ``spark://HOST:PORT`` joins
 cluster; ``sc://HOST:PORT`` talks to a Spark Connect server. The pipeline uses the DataFrame API
 only (``mapInArrow``, no RDD or SparkContext calls), so the same jobs run on all three.
 
-Before the session starts it sets ``PYSPARK_PYTHON`` to the running interpreter: otherwise the
-executors silently run whatever ``python3`` is on PATH, with other package versions (or no
-mqspec at all). Local runs bind to 127.0.0.1 (``SPARK_LOCAL_IP``, the driver's host and bind
-address), the web UI is off, and Spark's own logging is kept to errors.
+The user's settings win: ``--conf KEY=VALUE`` pairs go to the session as given, ``--archives`` and
+``--py-files`` ship files to the executors (``spark.archives`` / ``spark.submit.pyFiles``; on Connect
+``addArtifacts``), and the executors' Python is ``spark.pyspark.python`` when given, else
+``$PYSPARK_PYTHON``, else the interpreter running mqspec (the one default that keeps one machine
+working with nothing set). Whatever the executors run is checked before a job by
+:mod:`mqspec.pipeline.preflight`.
+
+Spark's own chatter stays off the terminal: its log at errors (``log4j2.properties`` beside this
+module, unless ``$SPARK_CONF_DIR`` holds the user's own), and the JVM's ``WARNING: Using incubator
+modules`` line, which Spark's launcher provokes on every start (it always adds
+``--add-modules=jdk.incubator.vector``, and no JVM option silences that warning), is dropped from the
+JVM's stderr; every other line of it passes through. The driver JVM exits on an OutOfMemoryError
+rather than leaving a job waiting for a thread that died. Local runs bind to 127.0.0.1.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
+import threading
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 DEFAULT_MASTER = "local[*]"
-#: Spark's log configuration for the pipeline: errors only (its start-up warnings are not ours to show)
+#: Spark's log configuration for the pipeline: errors only (its start-up notices are not ours to show)
 LOG4J = Path(__file__).resolve().parent / "log4j2.properties"
 MASTER_ENV = "MQSPEC_SPARK_MASTER"
 _MASTER = re.compile(r"^(local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|spark://[^\s/]+:[0-9]+(,[^\s/]+:[0-9]+)*|sc://\S+)$")
+#: lines the JVM prints at every start that say nothing about the job (see the module docstring)
+JVM_NOISE = frozenset({"WARNING: Using incubator modules: jdk.incubator.vector"})
 
 
 class SessionError(ValueError):
@@ -42,52 +56,110 @@ def is_local(url: str) -> bool:
     return url.startswith("local")
 
 
+def is_connect(url: str) -> bool:
+    return url.startswith("sc://")
+
+
+def parse_conf(pairs: Iterable[str]) -> dict[str, str]:
+    """``KEY=VALUE`` strings (``--conf``) as a dict; SessionError for one without ``=`` or a key."""
+    conf: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise SessionError(f"--conf {pair!r}: expected KEY=VALUE")
+        conf[key.strip()] = value
+    return conf
+
+
+def executor_python(conf: Mapping[str, str]) -> str:
+    """The Python the executors run: ``spark.pyspark.python``, else ``$PYSPARK_PYTHON``, else this interpreter."""
+    return conf.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or sys.executable
+
+
 def session(master: str | None = None, *, app_name: str = "mqspec", event_log: str | Path | None = None,
-            conf: dict[str, str] | None = None) -> Any:
+            conf: Mapping[str, str] | None = None, archives: Iterable[str] = (), py_files: Iterable[str] = ()) -> Any:
     """A SparkSession on ``master`` (see the module docstring); ``event_log`` is a directory for Spark's event log."""
     url = master_url(master)
-    # the executors must run this interpreter (and so this mqspec): set before the JVM starts
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    user = dict(conf or {})
+    archives, py_files = list(archives), list(py_files)
     from pyspark.sql import SparkSession
 
-    if url.startswith("sc://"):
+    if is_connect(url):
         builder = SparkSession.builder.remote(url)
-    else:
-        if is_local(url) or "127.0.0.1" in url or "localhost" in url:
-            os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
-        # Spark reads log4j2.properties from SPARK_CONF_DIR (a user's own configuration wins)
-        os.environ.setdefault("SPARK_CONF_DIR", str(LOG4J.parent))
-        builder = SparkSession.builder.master(url)
-        builder = (builder.config("spark.ui.enabled", "false")
-                   .config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.pyspark.python", sys.executable)
-                   .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
-                   .config("spark.python.worker.reuse", "true")
-                   .config("spark.sql.shuffle.partitions", "8")
-                   .config("spark.sql.execution.arrow.pyspark.enabled", "true"))
-        if is_local(url):  # the executors live in the driver's JVM: Spark's 1g default is short for traces
-            builder = builder.config("spark.driver.memory", os.environ.get("MQSPEC_SPARK_DRIVER_MEMORY", "4g"))
-        if os.environ.get("SPARK_LOCAL_IP") == "127.0.0.1":
-            builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-        if event_log is not None:
-            Path(event_log).mkdir(parents=True, exist_ok=True)
-            builder = (builder.config("spark.eventLog.enabled", "true")
-                       .config("spark.eventLog.dir", Path(event_log).resolve().as_uri()))
-    for key, value in (conf or {}).items():
+        for key, value in user.items():
+            builder = builder.config(key, value)
+        spark = builder.appName(app_name).getOrCreate()
+        if archives:
+            spark.addArtifacts(*archives, archive=True)
+        if py_files:
+            spark.addArtifacts(*py_files, pyfile=True)
+        return spark
+
+    # pyspark gives the executors $PYSPARK_PYTHON (it does not read spark.pyspark.python itself)
+    os.environ["PYSPARK_PYTHON"] = executor_python(user)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if is_local(url) or "127.0.0.1" in url or "localhost" in url:
+        os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    options: dict[str, str] = {
+        "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.python.worker.reuse": "true",
+        "spark.sql.shuffle.partitions": "8", "spark.sql.execution.arrow.pyspark.enabled": "true",
+    }
+    if is_local(url):  # the executors live in the driver's JVM: Spark's 1g default is short
+        options["spark.driver.memory"] = os.environ.get("MQSPEC_SPARK_DRIVER_MEMORY", "4g")
+    if os.environ.get("SPARK_LOCAL_IP") == "127.0.0.1":
+        options.update({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})
+    if event_log is not None:
+        Path(event_log).mkdir(parents=True, exist_ok=True)
+        options.update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": Path(event_log).resolve().as_uri()})
+    if archives:
+        options["spark.archives"] = ",".join(archives)
+    if py_files:
+        options["spark.submit.pyFiles"] = ",".join(py_files)
+    options.update(user)  # the user's settings win
+    options["spark.driver.extraJavaOptions"] = " ".join(
+        filter(None, [user.get("spark.driver.extraJavaOptions", ""), *_driver_java_options()]))
+    _launch_jvm(options)
+    builder = SparkSession.builder.master(url)
+    for key, value in options.items():
         builder = builder.config(key, value)
     spark = builder.appName(app_name).getOrCreate()
-    if not url.startswith("sc://"):
-        _quiet(spark)
+    spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
-def _quiet(spark: Any) -> None:
-    """Spark's log at ERROR (its INFO lines would bury the pipeline's progress on stderr)."""
-    try:
-        spark.sparkContext.setLogLevel("ERROR")  # classic sessions only; Connect has no SparkContext
-    except Exception:  # noqa: BLE001 - logging is cosmetic, never a reason to fail a job
-        pass
+def _driver_java_options() -> list[str]:
+    """The driver JVM's options mqspec adds: its log configuration (unless the user keeps one in
+    ``$SPARK_CONF_DIR``) and an exit on OutOfMemoryError (a dead result thread would leave the job hanging)."""
+    found = [] if (Path(os.environ.get("SPARK_CONF_DIR", "/nonexistent")) / "log4j2.properties").is_file() else \
+        [f"-Dlog4j2.configurationFile={LOG4J.as_uri()}"]
+    return [*found, "-XX:+ExitOnOutOfMemoryError"]
+
+
+def _launch_jvm(options: Mapping[str, str]) -> None:
+    """Start the driver JVM (once per process) with its stderr read by a thread that drops JVM_NOISE."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return  # a JVM is already there (a second session in this process, or a pyspark shell's)
+    conf = SparkConf(loadDefaults=False).setAll(list(options.items()))
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    stderr = getattr(getattr(gateway, "proc", None), "stderr", None)
+    if stderr is not None:
+        threading.Thread(target=_forward, args=(stderr, sys.stderr), name="mqspec-jvm-stderr", daemon=True).start()
+    SparkContext._ensure_initialized(gateway=gateway, conf=conf)
+
+
+def _forward(source: IO[bytes], target: IO[str]) -> None:
+    for raw in iter(source.readline, b""):
+        line = raw.decode("utf-8", "replace")
+        if line.rstrip("\r\n") in JVM_NOISE:
+            continue
+        try:
+            target.write(line)
+            target.flush()
+        except (OSError, ValueError):  # our stderr closed: keep draining so the JVM never blocks on a full pipe
+            pass
 
 
 def parallelism(spark: Any, master: str) -> int:
