@@ -22,6 +22,14 @@ def spark():
 
 
 @pytest.fixture(scope="session")
+def wheel(tmp_path_factory):
+    """A wheel of this checkout, built once (tests of other install locations and of shipping mqspec)."""
+    from .installs import build_wheel
+
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+@pytest.fixture(scope="session")
 def literal(spark, tmp_path_factory):
     """A 2-run literal-mode campaign: every run violates an invariant the register explains (E-142, E-108)."""
     from mqspec.pipeline.explore import explore
