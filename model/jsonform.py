@@ -1,8 +1,9 @@
 """JSON form of every model value: what ``mqspec decode`` prints and ``mqspec encode`` reads.
 
-GUIDs are lowercase dashed strings, sequence numbers integers, byte strings lowercase hex,
-enumerations their numeric value, properties ``{"propid": NAME, "value": ...}``. A decoded
-message is tagged with its structure name under ``"message"`` so it can be encoded back.
+GUIDs are lowercase dashed strings, sequence numbers decimal strings (they are 64 bits: see
+:mod:`mqspec.json64`; an integer is read too), byte strings lowercase hex, enumerations their
+numeric value, properties ``{"propid": NAME, "value": ...}``. A decoded message is tagged with
+its structure name under ``"message"`` so it can be encoded back.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import cattrs
+
+from mqspec.json64 import wide_int
 
 from .errors import ModelError
 from .guid import Guid
@@ -21,8 +24,17 @@ converter = cattrs.Converter(forbid_extra_keys=True)
 
 converter.register_unstructure_hook(Guid, str)
 converter.register_structure_hook(Guid, lambda v, _t: Guid.parse(v))
-converter.register_unstructure_hook(SequenceNumber, lambda s: s.value)
-converter.register_structure_hook(SequenceNumber, lambda v, _t: SequenceNumber(v))
+converter.register_unstructure_hook(SequenceNumber, lambda s: str(s.value))
+
+
+def _seq_from_json(value: Any, _t: type) -> SequenceNumber:
+    try:
+        return SequenceNumber(wide_int(value, what="a SEQUENCE_NUMBER"))
+    except ValueError as exc:
+        raise ModelError(str(exc)) from None
+
+
+converter.register_structure_hook(SequenceNumber, _seq_from_json)
 converter.register_unstructure_hook(bytes, bytes.hex)
 converter.register_structure_hook(bytes, lambda v, _t: bytes.fromhex(v))
 

@@ -43,6 +43,7 @@ from .world import (
     add_site,
     bootstrap_pec,
     convergence_problems,
+    published_snapshot,
     create_machine,
 )
 
@@ -116,13 +117,14 @@ class RunResult:
         return trace_id(self.scenario.name, self.mode, self.seed)
 
     def to_json(self) -> dict[str, Any]:
-        """The ``--json`` output: convergence, simulated time, messages processed, every node's state."""
+        """The ``--json`` output: convergence, simulated time, messages processed, every node's state
+        (its sequence numbers decimal strings)."""
         problems = self.problems
         return {
             "scenario": self.scenario.name, "mode": self.mode.value, "seed": self.seed,
             "converged": not problems, "problems": problems, "failures": list(self.failures),
             "time": round(self.world.now, 6), "messages": self.world.messages_processed,
-            "nodes": self.world.snapshot(),
+            "nodes": published_snapshot(self.world.snapshot()),
         }
 
 

@@ -501,6 +501,20 @@ def node_snapshot(qm: QueueManager) -> dict[str, Any]:
     }
 
 
+def published_snapshot(nodes: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """:func:`node_snapshot` of every node as ``--json`` and the vectors publish it: sequence numbers as
+    decimal strings (64 bits; mqspec.json64), the rest as it is."""
+    out = {}
+    for name, node in nodes.items():
+        partitions = {
+            pid: {**p, **{k: str(p[k]) for k in ("last_seq", "purged_seq", "allowed_purge_seq")},
+                  "objects": {g: {**o, "seq": str(o["seq"])} for g, o in p["objects"].items()}}
+            for pid, p in node["partitions"].items()}
+        out[name] = {**node, "partitions": partitions,
+                     "deleted_objects": [{**d, "seq": str(d["seq"])} for d in node["deleted_objects"]]}
+    return out
+
+
 def node_signature(qm: QueueManager) -> tuple[Any, ...]:
     """:func:`node_snapshot` in digest form: equal signatures exactly when the snapshots are equal.
 

@@ -56,7 +56,7 @@ def test_json_output_has_the_published_shape(small):
     partition = next(iter(node["partitions"].values()))
     assert {"authority", "last_seq", "purged_seq", "allowed_purge_seq", "purge_state", "objects"} <= set(partition)
     queue = [o for p in node["partitions"].values() for o in p["objects"].values() if o["type"] == "queue"]
-    assert queue == [{"type": "queue", "path": "C01\\q", "seq": 4}]
+    assert queue == [{"type": "queue", "path": "C01\\q", "seq": "4"}]  # a sequence number: a decimal string
 
 
 def test_failed_expectation_exits_1_naming_the_step(tmp_path):
@@ -123,7 +123,7 @@ def test_trace_lines_carry_the_trace_id_and_format(small, tmp_path):
     assert len(lines) > 10
     from mqspec.oracle.trace_format import FORMAT_VERSION
 
-    assert FORMAT_VERSION == 2
+    assert FORMAT_VERSION == 3
     assert all(line["trace"] == "small:clarified:3" and line["format"] == FORMAT_VERSION for line in lines)
     events = {line["event"] for line in lines}
     assert {"header", "node", "start", "send", "receive", "timer", "directory", "client_request", "snapshot"} <= events

@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import click
 
-from mqspec.cli.common import fail
+from mqspec.cli.common import emit, fail
 from mqspec.wording import plural
 
 
@@ -46,7 +46,7 @@ def check(traces: tuple[str, ...], as_json: bool, no_coverage: bool) -> None:
     except RecursionError:
         fail("trace error", "a trace line is nested too deeply")
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2, default=str))
+        emit(report.to_json(), default=str)
     else:
         _print(report, coverage=not no_coverage)
     for t in report.traces:

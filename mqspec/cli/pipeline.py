@@ -8,14 +8,13 @@ quarantined input, 2 a usage error.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
-from mqspec.cli.common import fail
+from mqspec.cli.common import emit, fail
 
 #: the file that marks a folder as written by mqspec pipeline (it may then be overwritten)
 MARKER = ".mqspec-pipeline"
@@ -49,7 +48,7 @@ def _session(master: str | None, event_log: str | None) -> tuple[Any, str]:
 
 def _print(summary: dict[str, Any], as_json: bool, keys: tuple[str, ...]) -> None:
     if as_json:
-        click.echo(json.dumps(summary, indent=2, sort_keys=True))
+        emit(summary, sort_keys=True)
     else:
         width = max(len(k) for k in keys)
         for key in keys:

@@ -11,12 +11,13 @@ of the mode is proved, 1 when one is violated or unknown (``unknown`` is never p
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
 
 import click
+
+from mqspec.cli.common import emit
 
 
 @click.command()
@@ -57,7 +58,7 @@ def prove(mode: str, as_json: bool, jobs: int, no_bmc: bool, handlers: tuple[str
             elif r.obligation.name in LITERAL_SCENARIOS and mode == "literal":
                 r.counterexample["scenario_file"] = str(write_literal_scenario(r, Path(scenario_dir)))
     if as_json:
-        click.echo(json.dumps([r.to_json() for r in results], indent=2))
+        emit([r.to_json() for r in results])
     else:
         for r in results:
             note = " (vacuous)" if r.vacuous else " (trivial)" if r.trivial else ""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any, NoReturn
 
 import click
 
-from mqspec.cli.common import fail
+from mqspec.cli.common import emit, fail
 from mqspec.wording import plural
 
 from mqspec.refimpl.effects import Mode
@@ -93,7 +92,7 @@ def run(file: str, mode: str, seed: int, trace_path: str | None, as_json: bool, 
         if watch is not None:
             data["invariants"] = {"checks": watch.checks, "quiescent_checks": watch.quiescent_checks,
                                   "violations": violated}
-        click.echo(json.dumps(data, indent=2))
+        emit(data)
     else:
         _summary(result)
         if watch is not None:

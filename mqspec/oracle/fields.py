@@ -17,6 +17,8 @@ from typing import Any
 
 import attrs
 
+from mqspec.json64 import U64_MAX, UNSIGNED_PATTERN, u64_schema
+
 
 class Spec:
     """A field's type: ``check`` returns None or (sub-field path, reason); ``schema`` its JSON Schema."""
@@ -44,6 +46,14 @@ class Spec:
 
     def _described(self, schema: dict[str, Any]) -> dict[str, Any]:
         return {**schema, "description": self.description} if self.description else schema
+
+    #: whether a 64-bit value (:class:`Wide`) sits in this field: its two JSON forms are converted
+    wide = False
+
+    def convert(self, value: Any, to_text: bool) -> Any:
+        """A valid value with its 64-bit values as decimal strings (``to_text``, the form mqspec
+        writes) or as integers (the form the checker reads); only called when :attr:`wide`."""
+        return value
 
 
 def _or_null(expr: str, v: str, nullable: bool) -> str:
@@ -150,6 +160,43 @@ class Integer(Spec):
         return self._described(_nullable(s, self.nullable))
 
 
+_DECIMAL = re.compile(UNSIGNED_PATTERN).match
+
+
+@attrs.frozen
+class Wide(Spec):
+    """A 64-bit unsigned value (a SEQUENCE_NUMBER): a decimal string, as mqspec writes it, or a
+    JSON integer (:mod:`mqspec.json64`); the reader hands the checker an integer."""
+
+    nullable: bool = False
+    description: str = ""
+    wide = True
+
+    def check(self, value: Any) -> tuple[str, str] | None:
+        if value is None and self.nullable:
+            return None
+        if type(value) is int and 0 <= value <= U64_MAX:
+            return None
+        if type(value) is str and _DECIMAL(value) is not None and int(value) <= U64_MAX:
+            return None
+        return "", (f"must be a 64-bit unsigned value (a decimal string or an integer in 0..2**64-1)"
+                    f"{' or null' if self.nullable else ''}, not {_show(value)}")
+
+    def expr(self, v: str, ns: dict[str, Any]) -> str:
+        ns["_decimal"] = _DECIMAL
+        test = (f"(type({v}) is int and 0 <= {v} <= {U64_MAX}) or "
+                f"(type({v}) is str and _decimal({v}) is not None and int({v}) <= {U64_MAX})")
+        return _or_null(test, v, self.nullable)
+
+    def schema(self) -> dict[str, Any]:
+        return _nullable(u64_schema(self.description, strict=False), self.nullable)
+
+    def convert(self, value: Any, to_text: bool) -> Any:
+        if value is None:
+            return None
+        return str(value) if to_text else int(value)
+
+
 @attrs.frozen
 class Number(Spec):
     lo: float | None = None
@@ -250,6 +297,13 @@ class Items(Spec):
     def schema(self) -> dict[str, Any]:
         return self._described(_nullable({"type": "array", "items": self.item.schema()}, self.nullable))
 
+    @property
+    def wide(self) -> bool:  # type: ignore[override]
+        return self.item.wide
+
+    def convert(self, value: Any, to_text: bool) -> Any:
+        return None if value is None else [self.item.convert(v, to_text) for v in value]
+
 
 @attrs.frozen
 class Keyed(Spec):
@@ -283,6 +337,13 @@ class Keyed(Spec):
         return self._described({"type": "object", "propertyNames": {"pattern": f"^(?:{self.key})$"},
                                 "additionalProperties": self.value.schema()})
 
+    @property
+    def wide(self) -> bool:  # type: ignore[override]
+        return self.value.wide
+
+    def convert(self, value: Any, to_text: bool) -> Any:
+        return {k: self.value.convert(v, to_text) for k, v in value.items()}
+
 
 @attrs.frozen
 class Fields(Spec):
@@ -303,6 +364,24 @@ class Fields(Spec):
 
     def schema(self) -> dict[str, Any]:
         return self._described(_object_schema(self.fields, self.required))
+
+    @property
+    def wide(self) -> bool:  # type: ignore[override]
+        return any(spec.wide for spec in self.fields.values())
+
+    def convert(self, value: Any, to_text: bool) -> Any:
+        return convert_fields(value, self.fields, to_text)
+
+
+def convert_fields(obj: dict[str, Any], fields: dict[str, Spec], to_text: bool) -> dict[str, Any]:
+    """A copy of a valid object with the 64-bit values of its fields in the form asked for (see
+    :meth:`Spec.convert`); fields that hold none are shared, not copied."""
+    out = dict(obj)
+    for name, value in obj.items():
+        spec = fields.get(name)
+        if spec is not None and spec.wide:
+            out[name] = spec.convert(value, to_text)
+    return out
 
 
 def check_fields(obj: dict[str, Any], fields: dict[str, Spec], required: Iterable[str],

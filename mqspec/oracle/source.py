@@ -21,7 +21,7 @@ from typing import IO, Any
 
 import attrs
 
-from .trace_format import AT_NODE, NODE_KINDS, TraceError, validate
+from .trace_format import AT_NODE, NODE_KINDS, TraceError, readable, validate
 
 
 #: json.loads's own scanner (the C one), called without json.loads's layers and whitespace matches
@@ -91,7 +91,8 @@ class LineSource:
                         raise TraceError(name, number, "(line)", f"not JSON: {exc}") from exc
                     except RecursionError:
                         raise TraceError(name, number, "(line)", "not JSON: nested too deeply") from None
-                yield number, (validate(record, name, number) if check else record)
+                # unchecked (a trace read again): valid already, its 64-bit values made integers
+                yield number, (validate(record, name, number) if check else readable(record))
         except UnicodeDecodeError as exc:
             raise TraceError(name, number + 1, "(file)",
                              f"not UTF-8 text ({exc.reason} at byte {exc.start} of the block read)") from None

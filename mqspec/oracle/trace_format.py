@@ -131,9 +131,12 @@ no input explains that, so the trace declares it, one ``handover`` event per ser
 new PSC's declaration and before its first ``start`` (:mod:`mqspec.oracle.handover` gives the ``state``
 and what ``mqspec check`` verifies of it).
 
-Versions: ``"format": 1`` lines are read as they always were (the ``mqsd``/``mqcn`` declarations
-and the ``queue``, ``handover``, ``notify``, ``discover``, ``discovered`` and ``hole`` events are
-format 2 only); mqspec writes format 2.
+Versions: mqspec writes format 3, which is format 2 with every SEQUENCE_NUMBER (a ``directory``
+event's ``seq``, a ``snapshot``'s and a ``handover``'s sequence numbers) written as a decimal
+string: they are 64 bits, and a JSON number above 2**53 loses precision in many languages
+(:mod:`mqspec.json64`). A reader accepts either form in every format. ``"format": 1`` lines are
+read as they always were (the ``mqsd``/``mqcn`` declarations and the ``queue``, ``handover``,
+``notify``, ``discover``, ``discovered`` and ``hole`` events are format 2 and later only).
 
 Partial traces are first-class: a trace may cover only some servers (undeclared events are an
 error; declared servers without events are simply not checked), log only some kinds (a kind a
@@ -162,16 +165,18 @@ from .fields import (
     Number,
     Spec,
     Text,
+    Wide,
     _object_schema,
     _show,
     check_fields,
+    convert_fields,
     fast_validator,
 )
 
 #: the version mqspec writes in every line's "format"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: the versions a reader accepts (format 1 lacks the MS-MQSD/MS-MQCN declarations and ``queue``)
-READ_VERSIONS = (1, 2)
+READ_VERSIONS = (1, 2, 3)
 SCHEMA_ID = "https://mqspec.invalid/schema/trace.schema.json"
 
 ROLES = ("PEC", "PSC", "BSC")
@@ -212,6 +217,8 @@ OPT_TEXT = Text(nullable=True)
 U32 = Integer(0, 0xFFFFFFFF)
 BODY = Hex(description="the message bytes as hexadecimal text")
 DIRECTION = Choice(("send", "receive"), description="whether the node sent or received it")
+#: a SEQUENCE_NUMBER (MC-MQDSRP 2.2.2): 64 bits, written as a decimal string, read in either form
+SEQ = Wide(description="a SEQUENCE_NUMBER (2.2.2)")
 OBSERVES = Items(Choice(NODE_KINDS), description="the event kinds logged (absent: every kind the trace shows)")
 
 NODE_FIELDS: dict[str, Spec] = {
@@ -253,8 +260,8 @@ PROPERTY = Fields({"propid": Anything(description="a PROPID name or number"),
 NEIGHBOR = Fields({
     "name": Text(description="DirectoryNeighbor.MachineName"),
     "partition": GUID,
-    "acked_seq": Integer(0),
-    "acked_pec_seq": Integer(0),
+    "acked_seq": SEQ,
+    "acked_pec_seq": SEQ,
     "available": Integer(0, description="how many changes AvailableChangeCollection holds"),
 })
 STATE = Fields({
@@ -262,17 +269,17 @@ STATE = Fields({
     "site": GUID,
     "partitions": Keyed(GUID_PATTERN, Fields({
         "authority": Text(description="DirectoryPartition.AuthorityName"),
-        "last_seq": Integer(0),
-        "purged_seq": Integer(0),
-        "allowed_purge_seq": Integer(0),
+        "last_seq": SEQ,
+        "purged_seq": SEQ,
+        "allowed_purge_seq": SEQ,
         "purge_state": Choice(PURGE_STATES),
         "pending": Integer(0, description="how many changes PendingChangeCollection holds"),
-        "objects": Keyed(GUID_PATTERN, Fields({"type": Integer(0), "path": OPT_TEXT, "seq": Integer(0)}),
+        "objects": Keyed(GUID_PATTERN, Fields({"type": Integer(0), "path": OPT_TEXT, "seq": SEQ}),
                          description="every directory object of the partition, by GUID (compared as a whole)"),
     }), description="partitions by PartitionID; only those given are compared"),
     "psc_neighbors": Items(NEIGHBOR, same_keys=True, description="PSCNeighborCollection (compared as a whole)"),
     "bsc_neighbors": Items(NEIGHBOR, same_keys=True, description="BSCNeighborCollection (compared as a whole)"),
-    "tombstones": Items(Fields({"guid": OPT_GUID, "partition": GUID, "seq": Integer(0), "type": Integer(0),
+    "tombstones": Items(Fields({"guid": OPT_GUID, "partition": GUID, "seq": SEQ, "type": Integer(0),
                                 "scope": Integer(0)}), same_keys=True,
                         description="DeletedObjectCollection (compared as a whole)"),
 }, description="a node's replication state, any part of it")
@@ -289,25 +296,24 @@ NOTIFICATION_SENDER: dict[str, Spec] = {
 }
 
 #: format 2: a PSC handover (mqspec.oracle.handover), the state a new PSC takes over, whole
-_SEQ = Integer(0, (1 << 64) - 1, description="a SEQUENCE_NUMBER (2.2.2)")
 _HANDOVER_PARTITION = Fields({
     "partition": GUID, "authority": Text(description="DirectoryPartition.AuthorityName"),
-    "last_seq": _SEQ, "purged_seq": _SEQ, "allowed_purge_seq": _SEQ,
+    "last_seq": SEQ, "purged_seq": SEQ, "allowed_purge_seq": SEQ,
     "purge_state": Choice(PURGE_STATES),
 }, required=("partition", "authority", "last_seq", "purged_seq", "allowed_purge_seq", "purge_state"))
 _HANDOVER_NEIGHBOR = Fields({
-    "name": Text(description="DirectoryNeighbor.MachineName"), "partition": GUID, "acked_seq": _SEQ,
-    "acked_pec_seq": _SEQ, "acked_time": Number(description="LastAckedTime, trace clock seconds"),
+    "name": Text(description="DirectoryNeighbor.MachineName"), "partition": GUID, "acked_seq": SEQ,
+    "acked_pec_seq": SEQ, "acked_time": Number(description="LastAckedTime, trace clock seconds"),
 }, required=("name", "partition", "acked_seq", "acked_pec_seq", "acked_time"))
 HANDOVER_STATE = Fields({
     "partitions": Items(_HANDOVER_PARTITION, description="DirectoryPartitionCollection (persisted attributes)"),
     "psc_neighbors": Items(_HANDOVER_NEIGHBOR, description="PSCNeighborCollection (persisted attributes)"),
     "bsc_neighbors": Items(_HANDOVER_NEIGHBOR, description="BSCNeighborCollection (persisted attributes)"),
-    "tombstones": Items(Fields({"guid": OPT_GUID, "partition": GUID, "seq": _SEQ, "type": Integer(0),
+    "tombstones": Items(Fields({"guid": OPT_GUID, "partition": GUID, "seq": SEQ, "type": Integer(0),
                                 "scope": Integer(0)}, required=("guid", "partition", "seq", "type", "scope")),
                         description="DeletedObjectCollection"),
     "objects": Items(Fields({
-        "guid": GUID, "type": Integer(1, 0xFFFF), "path": OPT_TEXT, "partition": GUID, "seq": _SEQ,
+        "guid": GUID, "type": Integer(1, 0xFFFF), "path": OPT_TEXT, "partition": GUID, "seq": SEQ,
         "properties": Items(PROPERTY, description="by PROPID, less the identity, partition, sequence and path"),
     }, required=("guid", "type", "path", "partition", "seq", "properties")),
         description="the directory's objects, by GUID"),
@@ -366,7 +372,8 @@ EVENTS: dict[str, tuple[dict[str, Spec], tuple[str, ...]]] = {
     "timer": ({"timer": Choice(TIMER_KINDS), "args": Items(Anything())}, ("timer",)),
     "directory": ({
         "operation": Choice(DIRECTORY_OPERATIONS), "status": U32, "type": Integer(0, nullable=True),
-        "path": OPT_TEXT, "guid": OPT_GUID, "seq": Integer(0, nullable=True), "partition": OPT_GUID,
+        "path": OPT_TEXT, "guid": OPT_GUID, "seq": Wide(nullable=True, description="a SEQUENCE_NUMBER (2.2.2)"),
+        "partition": OPT_GUID,
     }, ("operation", "status")),
     "snapshot": ({"state": STATE}, ("state",)),
     "datagram": ({"direction": DIRECTION, "body": BODY, "from": OPT_TEXT, "to": OPT_TEXT,
@@ -425,8 +432,12 @@ _FIELDS_1 = {kind: ({k: v for k, v in fields.items() if k not in ("mqsd", "mqcn"
                     {**fields, "nodes": Items(Fields(NODE_FIELDS, NODE_REQUIRED))} if kind == "header" else fields,
                     required)
              for kind, (fields, required) in _FIELDS.items() if kind not in FORMAT_2_ONLY}
-_BY_VERSION = {1: _FIELDS_1, 2: _FIELDS}
+#: format 3 is format 2 written with 64-bit values as decimal strings; both are read in either form
+_BY_VERSION = {1: _FIELDS_1, 2: _FIELDS, 3: _FIELDS}
 _FAST = {version: {kind: fast_validator(*entry) for kind, entry in table.items()}
+         for version, table in _BY_VERSION.items()}
+#: per version, the kinds with a 64-bit field: their fields (converted between the two JSON forms)
+_WIDE = {version: {kind: fields for kind, (fields, _) in table.items() if any(s.wide for s in fields.values())}
          for version, table in _BY_VERSION.items()}
 
 
@@ -467,7 +478,7 @@ def validate(record: Any, path: str = "<trace>", line: int = 0) -> dict[str, Any
     entry = table.get(kind) if type(kind) is str else None
     if entry is None:
         if type(kind) is str and kind in EVENTS:
-            raise TraceError(path, line, "event", f"{_show(kind)} is an event of format {FORMAT_VERSION}, "
+            raise TraceError(path, line, "event", f"{_show(kind)} is an event of format 2 and later, "
                                                   f"not of format {version}")
         raise TraceError(path, line, "event", f"{_show(kind)} is not an event kind ({', '.join(EVENTS)})")
     if not _FAST[version][kind](record):
@@ -478,7 +489,14 @@ def validate(record: Any, path: str = "<trace>", line: int = 0) -> dict[str, Any
     elif kind in ("header", "node"):
         for i, node in enumerate(record.get("nodes", ())) if kind == "header" else [(None, record)]:
             _check_declaration(node, path, line, "" if i is None else f"nodes[{i}].")
-    return record
+    return readable(record)
+
+
+def readable(record: dict[str, Any]) -> dict[str, Any]:
+    """A valid record as the checker reads it: its 64-bit values integers, whichever form the line gave."""
+    table = _WIDE.get(record.get("format"))  # type: ignore[arg-type]
+    fields = table.get(record.get("event")) if table is not None else None  # type: ignore[arg-type]
+    return record if fields is None else convert_fields(record, fields, False)
 
 
 def _check_declaration(node: dict[str, Any], path: str, line: int, prefix: str) -> None:
@@ -533,15 +551,20 @@ def load(path: str | Path, text: str | None = None) -> list[Trace]:
 
 
 class TraceWriter:
-    """Writes one trace's lines: each record gets the trace id and the format version first."""
+    """Writes one trace's lines: each record gets the trace id and the format version first, and
+    its 64-bit values are written as decimal strings (format 3)."""
 
     def __init__(self, trace_id: str, write: Callable[[str], object]) -> None:
         self.trace_id = trace_id
         self._write = write
         self._head = {"trace": trace_id, "format": FORMAT_VERSION}
+        self._wide = _WIDE[FORMAT_VERSION]
         self.count = 0
 
     def __call__(self, record: dict[str, Any]) -> None:
+        fields = self._wide.get(record.get("event"))  # type: ignore[arg-type]
+        if fields is not None:
+            record = convert_fields(record, fields, True)
         self._write(json.dumps({**self._head, **record}, separators=(",", ":")) + "\n")
         self.count += 1
 
@@ -588,14 +611,14 @@ def schema() -> dict[str, Any]:
             rule["then"] = {"if": format_1, "then": {"$ref": f"#/$defs/{kind}-format-1"},
                             "else": {"$ref": f"#/$defs/{kind}"}}
         elif kind in FORMAT_2_ONLY:
-            rule["then"] = {"$ref": f"#/$defs/{kind}", "properties": {"format": {"const": 2}}}
+            rule["then"] = {"$ref": f"#/$defs/{kind}", "properties": {"format": {"enum": [2, 3]}}}
         else:
             rule["then"] = {"$ref": f"#/$defs/{kind}"}
         rules.append(rule)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
-        "title": f"mqspec trace line, format {FORMAT_VERSION} (and format 1)",
+        "title": f"mqspec trace line, format {FORMAT_VERSION} (and formats 1 and 2)",
         "description": (__doc__ or "").split("\n\n")[0].replace("\n", " "),
         "type": "object",
         "required": ["trace", "format", "event"],

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mqspec.json64 import u64_schema
+
 GUID = {"type": "string", "pattern": "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"}
-SEQ = {"type": "integer", "minimum": 0, "maximum": 2**64 - 1,
-       "description": "a SEQUENCE_NUMBER as an integer (8 bytes, most significant first, on the wire)"}
+SEQ = u64_schema("a SEQUENCE_NUMBER (8 bytes, most significant first, on the wire)")
 _NULL = {"type": "null"}
 
 
@@ -170,7 +171,7 @@ _EFFECT = {"oneOf": [
     _obj({"effect": {"const": "CancelTimer"}, "node": _STR, "timer": _REF["timer"]}),
     _obj({"effect": {"const": "DirectoryOperation"}, "node": _STR, "operation": _STR, "status": _INT,
           "object_type": _nullable(_INT), "path_name": _nullable(_STR), "guid": _nullable(_REF["guid"]),
-          "partition_id": _nullable(_REF["guid"]), "seq_number": _nullable(_INT)}),
+          "partition_id": _nullable(_REF["guid"]), "seq_number": _nullable(_REF["seq"])}),
     _obj({"effect": {"const": "RequestCompleted"}, "node": _STR, "request": _INT, "status": _INT}),
     _obj({"effect": {"const": "Clarified"}, "node": _STR, "erratum": _STR, "detail": _STR},
          description="a place where the clarified reading departs from the text (an errata register entry)"),

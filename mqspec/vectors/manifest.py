@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 #: the version of the vectors' layout and file formats (bumped when either changes)
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 KINDS = ("codec", "handler", "scenario")
 
 _COMMON: dict[str, Any] = {

@@ -7,7 +7,8 @@ be rebuilt exactly, in mqspec or in any other language:
 
 * a :class:`~mqspec.refimpl.mqdsrp_state.QueueManager` is an object with one key per attribute
   of MC-MQDSRP 3.1.1 (and the runtime attributes mqspec adds); GUIDs are lowercase dashed text,
-  sequence numbers integers, DirectoryChanges the tagged form of :mod:`mqspec.model.jsonform`;
+  sequence numbers decimal strings (64 bits: :mod:`mqspec.json64`), DirectoryChanges the tagged
+  form of :mod:`mqspec.model.jsonform`;
 * MyEnterprisePartition / MySitePartition are references (an index into ``partitions``), because
   the handlers compare them by identity (``partition is qm.my_site_partition``);
 * the local directory is the list of its objects, each with its properties in PROPID order;
@@ -24,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from mqspec.json64 import wide_int
 from mqspec.model import mqdsrp
 from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
@@ -99,8 +101,13 @@ def _guid_in(value: str | None) -> Guid | None:
     return None if value is None else Guid.parse(value)
 
 
-def _seq_in(value: int) -> SequenceNumber:
-    return SequenceNumber(value)
+def _seq(value: SequenceNumber) -> str:
+    """A sequence number as its decimal string (64 bits: mqspec.json64)."""
+    return str(value.value)
+
+
+def _seq_in(value: int | str) -> SequenceNumber:
+    return SequenceNumber(wide_int(value, what="a SEQUENCE_NUMBER"))
 
 
 def _changes(changes: list[DirectoryChange]) -> list[dict[str, Any]]:
@@ -114,7 +121,7 @@ def _changes_in(data: list[dict[str, Any]]) -> list[DirectoryChange]:
 def value_to_json(value: object) -> Any:
     """A handler's return value (or any model value) as JSON: the generic form.
 
-    GUIDs as text, sequence numbers as integers, model structures in their tagged JSON form,
+    GUIDs as text, sequence numbers as decimal strings, model structures in their tagged JSON form,
     enumerations as their value, tuples and lists as lists.
     """
     if isinstance(value, TimerScope | AckRequested | Role):  # str enumerations: their text
@@ -128,7 +135,7 @@ def value_to_json(value: object) -> Any:
     if isinstance(value, Guid):
         return str(value)
     if isinstance(value, SequenceNumber):
-        return value.value
+        return _seq(value)
     if isinstance(value, bytes):
         return value.hex()
     if isinstance(value, tuple | list):
@@ -145,12 +152,12 @@ def partition_to_json(p: DirectoryPartition) -> dict[str, Any]:
     return {
         "partition_id": _guid(p.partition_id),
         "authority_name": p.authority_name,
-        "last_seq_number": p.last_seq_number.value,
-        "purged_seq_number": p.purged_seq_number.value,
-        "allowed_purge_seq_number": p.allowed_purge_seq_number.value,
+        "last_seq_number": _seq(p.last_seq_number),
+        "purged_seq_number": _seq(p.purged_seq_number),
+        "allowed_purge_seq_number": _seq(p.allowed_purge_seq_number),
         "purge_state": p.purge_state.name,
-        "previous_purged_seq_number": p.previous_purged_seq_number.value,
-        "change_missing_window": p.change_missing_window.value,
+        "previous_purged_seq_number": _seq(p.previous_purged_seq_number),
+        "change_missing_window": _seq(p.change_missing_window),
         "pending_changes": _changes(p.pending_changes),
     }
 
@@ -172,8 +179,8 @@ def neighbor_to_json(n: DirectoryNeighbor) -> dict[str, Any]:
     return {
         "partition_id": _guid(n.partition_id),
         "machine_name": n.machine_name,
-        "acked_seq_number": n.acked_seq_number.value,
-        "acked_pec_seq_number": n.acked_pec_seq_number.value,
+        "acked_seq_number": _seq(n.acked_seq_number),
+        "acked_pec_seq_number": _seq(n.acked_pec_seq_number),
         "last_acked_time": float(n.last_acked_time),
         "available_changes": _changes(n.available_changes),
     }
@@ -191,7 +198,7 @@ def neighbor_from_json(d: dict[str, Any]) -> DirectoryNeighbor:
 
 def _deleted_to_json(d: DeletedObject) -> dict[str, Any]:
     return {"identifier": _guid(d.identifier), "partition_id": _guid(d.partition_id),
-            "seq_number": d.seq_number.value, "object_type": int(d.object_type), "scope": int(d.scope)}
+            "seq_number": _seq(d.seq_number), "object_type": int(d.object_type), "scope": int(d.scope)}
 
 
 def _deleted_from_json(d: dict[str, Any]) -> DeletedObject:
@@ -205,7 +212,7 @@ def _directory_to_json(store: DirectoryStore) -> list[dict[str, Any]]:
         props = [Property(pid, obj.properties[pid]) for pid in sorted(obj.properties)]
         out.append({
             "guid": str(obj.guid), "object_type": int(obj.object_type), "path_name": obj.path_name,
-            "partition_id": _guid(obj.partition_id), "seq_number": obj.seq_number.value,
+            "partition_id": _guid(obj.partition_id), "seq_number": _seq(obj.seq_number),
             "properties": [property_to_json(p) for p in props],
         })
     return out
@@ -349,7 +356,8 @@ def effect_to_json(effect: object) -> dict[str, Any]:
         return {
             "effect": "DirectoryOperation", "node": d.node, "operation": d.operation, "status": d.status,
             "object_type": None if d.object_type is None else int(d.object_type), "path_name": d.path_name,
-            "guid": _guid(d.guid), "partition_id": _guid(d.partition_id), "seq_number": d.seq_number,
+            "guid": _guid(d.guid), "partition_id": _guid(d.partition_id),
+            "seq_number": None if d.seq_number is None else str(int(d.seq_number)),
         }
     if t is RequestCompleted:
         return {"effect": "RequestCompleted", "node": effect.node, "request": effect.request,  # type: ignore[attr-defined]

@@ -31,7 +31,7 @@ from typing import Any
 
 import attrs
 
-from mqspec import __version__
+from mqspec import __version__, json64
 from mqspec.wording import plural
 
 from .handler_schema import HANDLER_SCHEMA
@@ -62,11 +62,12 @@ class Case:
 
 
 def dump_json(obj: Any, *, sort_keys: bool = True) -> bytes:
-    """The one JSON encoding of the tree: sorted keys, indent 2, ASCII only, a final newline.
+    """The one JSON encoding of the tree: sorted keys, indent 2, ASCII only, a final newline, 64-bit
+    values as decimal strings (:mod:`mqspec.json64`).
 
     ``sort_keys=False`` keeps the order the object has (``scenario.json``: the scenario file's order).
     """
-    return (json.dumps(obj, sort_keys=sort_keys, indent=2, ensure_ascii=True) + "\n").encode("ascii")
+    return (json64.dumps(obj, sort_keys=sort_keys, indent=2, ensure_ascii=True) + "\n").encode("ascii")
 
 
 def propids_json() -> dict[str, Any]:

@@ -109,6 +109,8 @@ def _other(path: tuple[str, ...], value: Any) -> Any:
         return not value
     if isinstance(value, int):
         return value + 1
+    if isinstance(value, str) and value.isdigit():  # a sequence number, as format 3 writes it
+        return str(int(value) + 1)
     if value is None:
         return "x"
     return value + "x"

@@ -213,7 +213,7 @@ def test_a_missing_send_is_blamed_on_the_handler_that_produces_it(site_trace):
 def test_a_wrong_snapshot_names_the_handler_that_last_changed_the_field(site_trace):
     """A snapshot's last_seq off by one is blamed on the handler that set LastSeqNumber in the reference."""
     i = indices(site_trace, "snapshot")[-1]
-    pid = next(p for p, v in site_trace[i]["state"]["partitions"].items() if v["last_seq"] > 0)
+    pid = next(p for p, v in site_trace[i]["state"]["partitions"].items() if int(v["last_seq"]) > 0)
     d = verdict(mut.perturb(site_trace, i, ("partitions", pid, "last_seq"))).divergence
     assert (d.index, d.kind) == (i, "state")
     assert d.diff[0]["field"] == f"partitions.{pid}.last_seq"
@@ -255,7 +255,7 @@ def test_partial_snapshots_compare_only_the_fields_given(small):
     pid, part = next(iter(small[i]["state"]["partitions"].items()))
     partial = {**small[i], "state": {"partitions": {pid: {"last_seq": part["last_seq"]}}}}
     assert verdict(dump([*small[:i], partial, *small[i + 1:]])).verdict == "conformant"
-    wrong = {**small[i], "state": {"partitions": {pid: {"last_seq": part["last_seq"] + 1}}}}
+    wrong = {**small[i], "state": {"partitions": {pid: {"last_seq": str(int(part["last_seq"]) + 1)}}}}
     assert verdict(dump([*small[:i], wrong, *small[i + 1:]])).divergence.index == i
 
 
@@ -396,7 +396,7 @@ def test_check_exits_0_1_by_verdict_and_prints_json(tmp_path, site_trace):
 
 @pytest.mark.parametrize(("line", "field"), [
     ("{not json", "(line)"),
-    ('{"trace":"t","format":3,"event":"header","t":0}', "format"),
+    ('{"trace":"t","format":4,"event":"header","t":0}', "format"),
     ('{"trace":"t","format":1,"event":"start","t":0,"node":"A"}', "event"),
     ('{"trace":"t","format":1,"event":"header","t":0,"nodes":[{"name":"A","role":"PSC"}]}', "nodes[0].site"),
 ])

@@ -45,7 +45,7 @@ def test_a_trace_across_a_psc_handover_declares_it_and_conforms(moved):
     assert (psc["old"], bsc["old"], bsc["new"]) == ("PSC1", "PSC1", "PSC1b") and "new" not in psc
     site = _site(events, "PSC1b")
     (own,) = [p for p in psc["state"]["partitions"] if p["partition"] == site]
-    assert own["authority"] == "PSC1b" and own["last_seq"] > 0
+    assert own["authority"] == "PSC1b" and int(own["last_seq"]) > 0 and type(own["last_seq"]) is str  # 64 bits
     assert [o["guid"] for o in psc["state"]["objects"]] == sorted(o["guid"] for o in psc["state"]["objects"])
     # the new PSC is declared before its handover, which comes before its first start
     assert indices(events, "node")[-1] < _at(events, "PSC1b") < next(
@@ -70,7 +70,7 @@ def test_a_wrong_last_seq_number_in_the_declaration_diverges_naming_e313(moved):
 
     def bump(record):
         (own,) = [p for p in record["state"]["partitions"] if p["partition"] == site]
-        own["last_seq"] += 1
+        own["last_seq"] = str(int(own["last_seq"]) + 1)
 
     tampered = _tampered(moved, bump)
     report = _report(tampered)
@@ -127,7 +127,7 @@ def _run(tmp_path, events: list[dict]):
     (lambda r, other: r.update(site=other), "site", "is declared in site"),
     (lambda r, other: r.pop("state"), "state", "is required at the new PSC"),
     (lambda r, other: r.update(new="PSC1b"), "new", "at a BSC only"),
-    (lambda r, other: r["state"]["partitions"][0].update(last_seq=-1), "state.partitions[0].last_seq", "outside"),
+    (lambda r, other: r["state"]["partitions"][0].update(last_seq=-1), "state.partitions[0].last_seq", "64-bit unsigned"),
     (lambda r, other: r["state"]["objects"][0]["properties"].append({"propid": "PROPID_S_PSC", "value": 5}),
      "state.objects[0].properties[1]", "not a property value"),
     (lambda r, other: r["state"]["objects"][0]["properties"].append({"propid": "PROPID_Q_LABEL", "value": "q"}),

@@ -295,7 +295,9 @@ def test_handler_files_match_the_handler_schema(tree: Path):
 
 @pytest.mark.parametrize(("name", "edit", "message"), [
     ("pre.json", lambda d: {**d, "role": "KING"}, "pre.json.role: 'KING' is not one of"),
-    ("post.json", lambda d: {**d, "partitions": [{**d["partitions"][0], "last_seq_number": -1}]}, "out of range"),
+    ("post.json", lambda d: {**d, "partitions": [{**d["partitions"][0], "last_seq_number": "-1"}]}, "does not match"),
+    # a sequence number is written as a decimal string (64 bits), never as a JSON number
+    ("post.json", lambda d: {**d, "partitions": [{**d["partitions"][0], "last_seq_number": 5}]}, "expected string"),
     ("event.json", lambda d: {**d, "mode": "loose"}, "event.json.mode"),
     ("effects.json", lambda d: {**d, "effects": [{"effect": "Teleport"}]}, "effects.json.effects[0]"),
 ])
