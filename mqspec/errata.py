@@ -7,14 +7,19 @@ gives evidence a reader can run, and states the resolution mqspec implements.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterable
 from importlib import resources
 from typing import Any
 
 import attrs
 import yaml
 
-KINDS = ("erratum", "clarification", "modelling")
+#: erratum: the text is wrong; clarification: it is unclear and mqspec pins one reading down; policy: the
+#: text leaves the choice free and mqspec makes one (an implementation choosing otherwise conforms to the
+#: text); modelling: mqspec models what the text does not describe
+KINDS = ("erratum", "clarification", "policy", "modelling")
 _ID = re.compile(r"^E-\d{3}$")
 
 
@@ -66,4 +71,26 @@ def load() -> list[Erratum]:
 
 
 def by_id() -> dict[str, Erratum]:
+    return dict(_by_id())
+
+
+@functools.cache
+def _by_id() -> dict[str, Erratum]:
     return {e.id: e for e in load()}
+
+
+def mark(entry: str) -> dict[str, str]:
+    """The mark a verdict, vector or probe case carries when it rests on register entry ``entry`` rather
+    than on a MUST of the text: ``{"id", "kind", "title"}`` (KeyError for an id the register lacks)."""
+    e = _by_id()[entry]
+    return {"id": e.id, "kind": e.kind, "title": e.title}
+
+
+def marks(entries: Iterable[str]) -> list[dict[str, str]]:
+    """:func:`mark` of each entry, once each, in id order."""
+    return [mark(e) for e in sorted(set(entries))]
+
+
+def mark_text(found: Iterable[dict[str, str]]) -> str:
+    """Marks as one line of human output: ``E-210 (clarification), E-211 (policy)``."""
+    return ", ".join(f"{m['id']} ({m['kind']})" for m in found)

@@ -417,7 +417,7 @@ def test_policy_cases_are_the_refusals_no_must_requires(tree: Path):
     marked = {m["case"]: m["policy"] for m in manifests(tree) if "policy" in m}
     assert marked == {"codec/mqsd/invalid/reply-version": "E-020", "codec/mqsd/invalid/reply-reserved": "E-020"}
     entry = errata.by_id()["E-020"]
-    assert (entry.document, entry.section, entry.kind) == ("MS-MQSD", "2.2.1", "clarification")
+    assert (entry.document, entry.section, entry.kind) == ("MS-MQSD", "2.2.1", "policy")
     for case in marked:
         assert "policy" in json.loads((tree / case / "manifest.json").read_text())["description"]
 
