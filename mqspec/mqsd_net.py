@@ -53,6 +53,7 @@ from mqspec.refimpl.mqsd_effects import (
 from mqspec.refimpl.mqsd_server import (
     MqsdServer,
     receive_datagram,
+    rule,
     send_failed,
     server_initialization,
     socket_open_failed,
@@ -71,10 +72,35 @@ Address = tuple[str, int]
 
 
 def format_address(address: Any) -> str:
-    """``host:port`` for a socket address, ``repr`` for anything else."""
+    """``host:port`` for a socket address (``[host]:port`` for IPv6), ``repr`` for anything else."""
     if isinstance(address, tuple) and len(address) >= 2:
-        return f"{address[0]}:{address[1]}"
+        host = str(address[0])
+        return f"[{host}]:{address[1]}" if ":" in host else f"{host}:{address[1]}"
     return repr(address)
+
+
+def split_address(text: str) -> tuple[str, str | None]:
+    """``HOST:PORT``, ``[IPV6]:PORT``, ``[IPV6]``, a bare IPv6 address or ``HOST`` -> (host, port text or None).
+
+    The host:port syntax of ``--to``, of a trace's ``from`` and ``to`` and of every address mqspec prints.
+    """
+    if text.startswith("["):
+        host, bracket, rest = text[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            raise ValueError(f"{text!r}: an IPv6 address in brackets is [ADDRESS] or [ADDRESS]:PORT")
+        return host, (rest[1:] if rest else None)
+    if text.count(":") > 1:  # a bare IPv6 address: no port
+        return text, None
+    host, sep, port = text.rpartition(":")
+    return (host, port) if sep else (text, None)
+
+
+def family_of(host: str) -> socket.AddressFamily:
+    """AF_INET6 for an IPv6 address, AF_INET for anything else."""
+    try:
+        return socket.AF_INET6 if ipaddress.ip_address(host).version == 6 else socket.AF_INET
+    except ValueError:
+        return socket.AF_INET
 
 
 def random_guid() -> Guid:
@@ -284,7 +310,7 @@ class UdpResponder:
             if self.faults.open_errors > 0:
                 self.faults.open_errors -= 1
                 raise OSError(errno.EADDRINUSE, "injected open error")
-            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            sock = socket.socket(family_of(self._bind[0]), socket.SOCK_DGRAM)
             try:
                 sock.bind(self._bind)
             except OSError:
@@ -333,10 +359,19 @@ class Network:
     destinations: tuple[Address, ...]
 
     @classmethod
-    def to(cls, *destinations: Address, ras: bool = False) -> Network:
-        """A network named after its destinations (``"127.0.0.1:1801"``, comma-joined)."""
-        name = ",".join(format_address(d) for d in destinations)
+    def to(cls, *destinations: Address, ras: bool = False, nth: int = 1) -> Network:
+        """A network named after its destinations (``"127.0.0.1:1801"``, comma-joined; ``nth``
+        above 1 appends ``#nth``: a second network whose broadcast reaches the same destinations)."""
+        name = ",".join(format_address(d) for d in destinations) + (f"#{nth}" if nth > 1 else "")
         return cls(NetworkAddress(name, ras), tuple(destinations))
+
+    @property
+    def family(self) -> socket.AddressFamily:
+        """The address family of the network's socket (its destinations', all of one family)."""
+        families = {family_of(h) for h, _ in self.destinations}
+        if len(families) > 1:
+            raise ValueError(f"network {self.address.name} mixes IPv4 and IPv6 destinations")
+        return families.pop() if families else socket.AF_INET
 
 
 @attrs.define
@@ -345,7 +380,8 @@ class DiscoveryOutcome:
 
     ``result`` is the DirectoryServerListResult (None when the time bound ended the run first);
     ``requests`` the datagrams broadcast; ``discarded`` the replies the handlers discarded, by
-    reason; ``send_errors`` the broadcasts the socket refused.
+    reason; ``send_errors`` the broadcasts the socket refused; ``warnings`` what the replies show
+    their senders broke of the server's rules (:func:`server_rule_breaks`).
     """
 
     result: DirectoryServerListResult | None
@@ -353,10 +389,34 @@ class DiscoveryOutcome:
     discarded: collections.Counter = attrs.field(factory=collections.Counter)
     send_errors: int = 0
     elapsed: float = 0.0
+    warnings: list[str] = attrs.field(factory=list)
 
     @property
     def success(self) -> bool:
         return self.result is not None and self.result.success
+
+
+def server_rule_breaks(data: bytes, site: Guid, request_ids: set[Guid]) -> list[str]:
+    """What a reply received over UDP/IP shows its sender broke of MS-MQSD 3.2.5.1, as far as a client
+    of ``site`` can tell: a ConnectedNetworkMask set over IP, a server list in a reply from the client's
+    own site. Only a reply to one of ``request_ids`` (the requests sent) is judged; one that does not
+    decode is the client's to discard (3.1.5.2), not judged here."""
+    from mqspec.model.errors import DecodeError
+    from mqspec.model.mqsd import decode_server_reply
+
+    try:
+        reply = decode_server_reply(data, lenient=True)
+    except DecodeError:
+        return []
+    if reply.correlation_id not in request_ids:
+        return []
+    out = []
+    if reply.connected_network_mask:
+        out.append(f"ConnectedNetworkMask is {reply.connected_network_mask:#010x} in a reply over IP; {rule('ip_mask')}")
+    if reply.responding_site_id == site:
+        out.append(f"the reply names the client's own site {site} as RespondingSiteID and lists "
+                   f"{plural(len(reply.servers), 'directory server')}; {rule('same_site')}")
+    return out
 
 
 def _is_loopback(host: str) -> bool:
@@ -398,10 +458,13 @@ def discover(
     def now() -> float:
         return time.monotonic() - t0
 
+    sent_ids: set[Guid] = set()
+
     def perform(effects: list[Any]) -> None:
         for effect in effects:
             kind = type(effect)
             if kind is BroadcastRequest:
+                sent_ids.add(effect.request.request_id)
                 sock = sockets.get(effect.network)
                 destinations = by_address[effect.network].destinations if sock is not None else ()
                 for destination in destinations:
@@ -436,11 +499,14 @@ def discover(
     by_address = {n.address: n for n in networks}
     try:
         for n in networks:
-            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            family = n.family
+            sock = socket.socket(family, socket.SOCK_DGRAM)
             sockets[n.address] = sock
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+            if family == socket.AF_INET:  # IPv6 has no broadcast (and no SO_BROADCAST)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
             loopback = bool(n.destinations) and all(_is_loopback(h) for h, _ in n.destinations)
-            sock.bind(("127.0.0.1" if loopback else "", 0))
+            local = ("::1" if family == socket.AF_INET6 else "127.0.0.1") if loopback else ""
+            sock.bind((local, 0))
             sock.setblocking(False)
             selector.register(sock, selectors.EVENT_READ, n.address)
         note({"event": "discover", "t": round(now(), 6), "node": node, "networks": [n.address.name for n in networks],
@@ -467,6 +533,9 @@ def discover(
                     continue
                 note({"event": "datagram", "t": round(now(), 6), "node": node, "direction": "receive",
                       "body": data.hex(), "from": format_address(sender), "network": key.data.name})
+                for warning in server_rule_breaks(data, client.site_identifier, sent_ids):
+                    outcome.warnings.append(f"reply from {format_address(sender)}: {warning}")
+                    log(f"warning: reply from {format_address(sender)}: {warning}")
                 run(receive_topology_server_reply, data, key.data)
                 if outcome.result is not None:
                     break

@@ -146,12 +146,18 @@ class Discard(str, enum.Enum):
 
 @attrs.frozen
 class PacketDiscarded:
-    """A received packet was dropped with no further processing, ``reason`` saying which rule."""
+    """A received packet was dropped with no further processing, ``reason`` saying which rule.
+
+    ``erratum`` names the register entry the discard rests on when no MUST of ``section`` makes
+    it (a malformed datagram at the server, E-211; another enterprise's request, E-210; no
+    conformant reply, E-208 / E-209); None when the section's MUST does.
+    """
 
     node: str
     reason: Discard
     detail: str
     section: str
+    erratum: str | None = None
 
 
 # --------------------------------------------------------------------------- timer instances

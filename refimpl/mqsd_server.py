@@ -41,6 +41,37 @@ from .mqsd_effects import (
 )
 
 
+#: the server's MUSTs, quoted from the text: what ``check``, ``probe`` and ``discover`` cite when a
+#: server breaks one (tests/oracle/test_must_citations.py finds each in its section)
+RULES = {
+    "send": ("3.2.5.1", "The protocol MUST send the TopologyServerReply packet to the sender of the "
+                        "TopologyClientRequest packet."),
+    "correlation": ("3.2.5.1", "The protocol MUST set the TopologyServerReply.CorrelationID field to the "
+                               "TopologyClientRequest.RequestID field."),
+    "same_site": ("3.2.5.1", "If Site.Identifier equals the TopologyClientRequest.SiteID field, the protocol MUST "
+                             "set the TopologyServerReply.DirectoryServiceServerSize field to 0x00000000."),
+    "other_site": ("3.2.5.1", "If Site.Identifier does not equal the TopologyClientRequest.SiteID field, the "
+                              "protocol MUST set the TopologyServerReply.RespondingSiteID field to Site.Identifier"),
+    "networks": ("3.2.5.1", "The protocol MUST copy all elements of LocalQueueManager.ConnectedNetworkIdentifierList "
+                            "to the TopologyServerReply.ConnectedNetworkArray field"),
+    "ip_mask": ("3.2.5.1", "If the TopologyClientRequest received is an IP packet, the protocol MUST set the "
+                           "TopologyServerReply.ConnectedNetworkMask field to 0x00000000."),
+    "ipx_mask": ("3.2.5.1", "If the TopologyClientRequest received is an IPX packet, the protocol MUST set an "
+                            "individual bit of the TopologyServerReply.ConnectedNetworkMask field to 1 for every entry "
+                            "that is placed in the TopologyServerReply.ConnectedNetworkArray field."),
+    "partial_ipx": ("3.2.5.1", "the TopologyClientRequest packet's IPXNetworkCount and IPXNetworkNumberArray "
+                               "fields are considered as not present and MUST be ignored."),
+    "version": ("2.2.1", "MQSD servers MUST ignore this field."),
+    "reserved": ("2.2.1", "It MUST be set to 0x0000 by MQSD clients and MUST be ignored by MQSD servers."),
+}
+
+
+def rule(name: str) -> str:
+    """``MS-MQSD <section>: "<the MUST>"`` of one of :data:`RULES`."""
+    section, text = RULES[name]
+    return f'{DOC} {section}: "{text}"'
+
+
 def _servers(_inst: object, _attr: attrs.Attribute, value: tuple) -> None:
     for s in value:
         if not isinstance(s, DirectoryServiceServer):
@@ -70,8 +101,8 @@ class MqsdServer:
     terminated: bool = False
 
 
-def _discard(ctx: Context, reason: Discard, detail: str, section: str) -> None:
-    ctx.emit(PacketDiscarded(ctx.node, reason, detail, f"{DOC} {section}"))
+def _discard(ctx: Context, reason: Discard, detail: str, section: str, erratum: str | None = None) -> None:
+    ctx.emit(PacketDiscarded(ctx.node, reason, detail, f"{DOC} {section}", erratum))
 
 
 @clause(DOC, "3.2.3", "Initialization (server)")
@@ -105,7 +136,7 @@ def receive_datagram(server: MqsdServer, ctx: Context, data: bytes, sender: Any,
         request = decode_client_request(data, lenient=True)
     except DecodeError as exc:
         # clarification E-211: the text says nothing about a packet that is not a request
-        _discard(ctx, Discard.MALFORMED, str(exc), "3.2.5")
+        _discard(ctx, Discard.MALFORMED, str(exc), "3.2.5", "E-211")
         return
     receive_topology_client_request(server, ctx, request, sender, transport)
 
@@ -149,7 +180,7 @@ def receive_topology_client_request(
         # clarification E-210: 3.2.5.1 never reads EnterpriseID; a server does not hand its
         # directory servers to a client of another enterprise
         ctx.clarify("E-210", f"EnterpriseID {request.enterprise_id} is not {server.enterprise_identifier}")
-        _discard(ctx, Discard.OTHER_ENTERPRISE, f"request for enterprise {request.enterprise_id}", "3.2.5.1")
+        _discard(ctx, Discard.OTHER_ENTERPRISE, f"request for enterprise {request.enterprise_id}", "3.2.5.1", "E-210")
         return
     # "MUST set the TopologyServerReply.CorrelationID field to the TopologyClientRequest.RequestID field"
     correlation = request.request_id
@@ -159,7 +190,8 @@ def receive_topology_client_request(
     if not 1 <= len(networks) <= MAX_NETWORKS:
         # erratum E-209 (and E-023): ConnectedNetworkCount "MUST be in the range 1 to 32"; no
         # conformant reply exists, in either reading
-        _discard(ctx, Discard.NO_CONFORMANT_REPLY, f"{len(networks)} connected networks; a reply carries 1..32", "3.2.5.1")
+        _discard(ctx, Discard.NO_CONFORMANT_REPLY, f"{len(networks)} connected networks; a reply carries 1..32",
+                 "3.2.5.1", "E-209")
         return
     if transport is Transport.IP:
         # "If the TopologyClientRequest received is an IP packet, the protocol MUST set the
@@ -180,7 +212,7 @@ def receive_topology_client_request(
         # tells the client that the server is in its site; the clarified server stays silent
         ctx.clarify("E-208", "no directory server to list for a client of another site")
         _discard(ctx, Discard.NO_CONFORMANT_REPLY, "DirectoryServerList is empty and the client is in another site",
-                 "3.2.5.1")
+                 "3.2.5.1", "E-208")
         return
     else:
         # literal: size 0, and 2.2.3 forbids RespondingSiteID with size 0: a same-site reply

@@ -374,6 +374,8 @@ BAD_ARGUMENTS = {
     "discover bad timeout": (["discover", *GUIDS, "--to", "127.0.0.1:1", "--timeout", "soon"], "--timeout"),
     "discover missing enterprise": (["discover", "--site", str(CLIENT_SITE), "--to", "127.0.0.1:1"], "--enterprise"),
     "unknown option": (["discover", *GUIDS, "--bogus"], "--bogus"),
+    "discover mixed families": (["discover", *GUIDS, "--to", "127.0.0.1:1,[::1]:1"], "IPv4 and IPv6"),
+    "discover unclosed bracket": (["discover", *GUIDS, "--to", "[::1:1801"], "--to"),
 }
 
 
@@ -386,3 +388,99 @@ def test_bad_arguments_are_one_usage_line_and_exit_2(name):
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("mqspec: usage: ") and needle in lines[0], out.stderr
     assert "Traceback" not in out.output and out.stdout == ""
+
+
+# --------------------------------------------------------------------------- issue 24: IPv6, one server on two networks, warnings
+
+
+@covers("MS-MQSD", "3.1.5.1")
+def test_discover_accepts_the_same_server_on_two_networks():
+    """`--to A --to A` is two networks that reach one server: both are asked in turn, each named apart (row 17)."""
+    with responders((local_site(), None)) as (r,):
+        to = f"{LOOPBACK}:{r.address[1]}"
+        out = CliRunner().invoke(mqsd, ["discover", "--to", to, "--to", to, *GUIDS, "--timeout", str(TIMEOUT),
+                                        "--json"])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.stdout)
+    assert report["networks"] == [to, f"{to}#2"] and report["requests_sent"] == 2
+    assert report["last_successful_network_address"] == f"{to}#2" and report["warnings"] == []
+
+
+@covers("MS-MQSD", "3.2.5.1")
+def test_serve_discover_and_probe_work_over_ipv6_loopback():
+    """`serve --host ::1` answers over IPv6; `discover --to [::1]:PORT` and `probe --to [::1]:PORT` reach it (row 18)."""
+    from mqspec.cli import main
+
+    cmd = [*mqsd_command(), "serve", "--host", "::1", "--port", "0", *SECTION_4_OTHER]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = read_line(proc, time.monotonic() + 15)
+        port = int(re.search(r"listening on \[::1\]:(\d+)", line).group(1))
+        found = CliRunner().invoke(mqsd, ["discover", "--to", f"[::1]:{port}", *GUIDS, "--timeout", "2", "--json"])
+        probed = CliRunner().invoke(main, ["mqsd", "probe", "--to", f"[::1]:{port}", *SECTION_4_OTHER,
+                                           "--timeout", str(TIMEOUT), "--json"])
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=10)
+    assert found.exit_code == 0, found.output
+    report = json.loads(found.stdout)
+    assert report["directory_server_list"] == ["nt4pec"] and report["networks"] == [f"[::1]:{port}"]
+    assert probed.exit_code == 0 and json.loads(probed.stdout)["target"] == f"[::1]:{port}", probed.output
+    assert proc.returncode == 0 and re.search(r"request from \[::1\]:\d+ ", out), err
+
+
+class _RuleBreaker:
+    """A UDP server on 127.0.0.1 that answers every request with a reply made by ``make`` (a test's departure)."""
+
+    def __init__(self, make) -> None:
+        self.make = make
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind((LOOPBACK, 0))
+        self.sock.settimeout(0.05)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                data, sender = self.sock.recvfrom(65535)
+            except TimeoutError:
+                continue
+            self.sock.sendto(encode(self.make(decode(data))), sender)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.sock.close()
+
+
+@covers("MS-MQSD", "3.2.5.1")
+@pytest.mark.parametrize("bug", ["mask over IP", "server list to its own site"])
+def test_discover_warns_naming_3_2_5_1_on_replies_that_break_it(bug):
+    """A reply with a ConnectedNetworkMask over IP, or a server list for a client of the server's own site,
+    completes discovery (the client takes it) but warns on stderr and in --json, naming 3.2.5.1 (row 19)."""
+    makes = {
+        "mask over IP": lambda q: TopologyServerReply(q.request_id, (CN,), 1),
+        "server list to its own site": lambda q: TopologyServerReply(q.request_id, (CN,), 0, q.site_id,
+                                                                       (DirectoryServiceServer("ds9"),)),
+    }
+    server = _RuleBreaker(makes[bug])
+    try:
+        out = CliRunner().invoke(mqsd, ["discover", "--to", f"{LOOPBACK}:{server.sock.getsockname()[1]}", *GUIDS,
+                                        "--timeout", str(TIMEOUT), "--json"])
+    finally:
+        server.close()
+    report = json.loads(out.stdout)
+    assert len(report["warnings"]) == 1 and "MS-MQSD 3.2.5.1" in report["warnings"][0], report
+    assert out.stderr.startswith("mqspec: warning: reply from 127.0.0.1:") and "3.2.5.1" in out.stderr
+    keyword = {"mask over IP": "ConnectedNetworkMask", "server list to its own site": "RespondingSiteID"}[bug]
+    assert keyword in report["warnings"][0]
+
+
+def test_a_conformant_reply_gives_no_warning():
+    """The reference server's replies break nothing: no warning line (the warning is not raised by every reply)."""
+    with responders((other_site(), None)) as (r,):
+        out = CliRunner().invoke(mqsd, ["discover", "--to", f"{LOOPBACK}:{r.address[1]}", *GUIDS,
+                                        "--timeout", str(TIMEOUT), "--json"])
+    assert out.exit_code == 0 and json.loads(out.stdout)["warnings"] == [] and "warning" not in out.stderr

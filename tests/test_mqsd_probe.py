@@ -167,3 +167,112 @@ def test_a_divergent_server_exits_1_and_usage_errors_exit_2(buggy):
         free = s.getsockname()[1]
     gone = CliRunner().invoke(main, ["mqsd", "probe", "--to", f"127.0.0.1:{free}", *ARGS, "--timeout", "0.2"])
     assert gone.exit_code == 2 and "nothing is listening" in gone.stderr
+
+
+# --- issue 24: liveness, a repeated RequestID, marks ------------------------------------------------
+
+
+def _dies_on_garbage() -> Bug:
+    """A server whose receive loop dies on the first datagram that is no request: it answers nothing more
+    (its socket stays open, so the probe sees silence, not a port unreachable)."""
+    dead = threading.Event()
+
+    def bug(data: bytes, reply: TopologyServerReply | None) -> bytes | None:
+        if dead.is_set():
+            return None
+        try:
+            mqsd.decode(data, lenient=True)
+        except Exception:  # noqa: BLE001 - garbage kills this server
+            dead.set()
+            return None
+        return mqsd.encode(reply) if reply is not None else None
+
+    return bug
+
+
+def _ignores_repeated_request_ids() -> Bug:
+    """A server that answers a RequestID once and ignores it afterwards."""
+    seen: set[bytes] = set()
+
+    def bug(data: bytes, reply: TopologyServerReply | None) -> bytes | None:
+        if reply is None or reply.correlation_id.bytes_le in seen:
+            return None
+        seen.add(reply.correlation_id.bytes_le)
+        return mqsd.encode(reply)
+
+    return bug
+
+
+@covers("MS-MQSD", "3.2.5")
+def test_a_server_that_stops_answering_after_a_malformed_datagram_fails_probe(buggy):
+    """A receive loop that dies on the first malformed datagram passes the malformed case (silence is due)
+    but fails the valid request sent right after it, naming 3.2.5.1's MUST to answer (row 11)."""
+    report = probe(buggy(_dies_on_garbage()).address, CONFIG, timeout=TIMEOUT)
+    cases = {c.name: c for c in report.cases}
+    assert cases["truncated"].verdict == "conform" and cases["truncated"].rests_on[0]["id"] == "E-211"
+    dead = cases["after-truncated"]
+    assert not report.conformant and dead.verdict == "diverge" and dead.clause == "MS-MQSD 3.2.5.1"
+    assert "MUST send the TopologyServerReply packet to the sender" in dead.rule and dead.observed == "silence"
+    assert [c.name for c in report.cases if c.verdict != "conform"][0] == "after-truncated"
+
+
+def test_a_server_whose_port_closes_after_a_malformed_datagram_fails_probe_not_as_a_network_error():
+    """A server that answered and then closed its socket on a malformed datagram (the port unreachable from
+    then on) fails the following cases with the clause, exit 1, not the network error of exit 2."""
+    import socket
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    address = sock.getsockname()
+
+    def serve() -> None:
+        while True:
+            data, sender = sock.recvfrom(65535)
+            reply, _ = expected(CONFIG, data, Mode.CLARIFIED)
+            if reply is None:
+                sock.close()  # the process "crashed": nothing listens at the port any more
+                return
+            sock.sendto(mqsd.encode(reply), sender)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    result = CliRunner().invoke(main, ["mqsd", "probe", "--to", f"127.0.0.1:{address[1]}", *ARGS,
+                                       "--timeout", str(TIMEOUT), "--json"])
+    thread.join(5)
+    report = json.loads(result.stdout)
+    assert result.exit_code == 1, result.output
+    failed = [c for c in report["cases"] if c["verdict"] != "conform"]
+    assert failed[0]["name"] == "after-other-enterprise" and failed[0]["observed"] == "unreachable"
+    assert failed[0]["clause"] == "MS-MQSD 3.2.5.1"
+
+
+@covers("MS-MQSD", "3.2.5.1")
+def test_a_server_that_ignores_a_repeated_request_id_fails_probe(buggy):
+    """The same request sent again (a client's retry keeps its RequestID, 3.1.6.1) must be answered again:
+    a server that answers each RequestID once fails the repeated-request-id case, naming 3.2.5.1 (row 12)."""
+    report = probe(buggy(_ignores_repeated_request_ids()).address, CONFIG, timeout=TIMEOUT)
+    failed = [c for c in report.cases if c.verdict != "conform"]
+    assert [c.name for c in failed] == ["repeated-request-id"], [c.to_json() for c in failed]
+    assert failed[0].clause == "MS-MQSD 3.2.5.1" and failed[0].attempts == 3
+
+
+def test_cases_resting_on_a_register_entry_say_so_in_json_and_in_text(buggy):
+    """Another enterprise's request is dropped by clarification E-210, a malformed one by policy E-211: both
+    cases carry the entry and its kind (JSON) and print "rests on" (text); cases resting on a MUST quote it (row 5)."""
+    server = buggy(_honest)
+    as_json = CliRunner().invoke(main, ["mqsd", "probe", "--to", f"127.0.0.1:{server.address[1]}", *ARGS,
+                                        "--timeout", str(TIMEOUT), "--json"])
+    cases = {c["name"]: c for c in json.loads(as_json.stdout)["cases"]}
+    assert cases["other-enterprise"]["rests_on"] == [
+        {"id": "E-210", "kind": "clarification", "title": cases["other-enterprise"]["rests_on"][0]["title"]}]
+    assert cases["garbage"]["rests_on"][0]["id"] == "E-211" and cases["garbage"]["rests_on"][0]["kind"] == "policy"
+    assert "rule" not in cases["other-enterprise"] and cases["version-1"]["rule"] == "MQSD servers MUST ignore this field."
+    assert "rests_on" not in cases["same-site"] and "MUST" in cases["same-site"]["rule"]
+    text = CliRunner().invoke(main, ["mqsd", "probe", "--to", f"127.0.0.1:{server.address[1]}", *ARGS,
+                                     "--timeout", str(TIMEOUT)])
+    line = next(x for x in text.stdout.splitlines() if " other-enterprise " in x)
+    assert "rests on E-210 (clarification)" in line
+    literal = probe(server.address, CONFIG, timeout=TIMEOUT, mode=Mode.LITERAL)
+    other = next(c for c in literal.cases if c.name == "other-enterprise")
+    # literally the request is answered (the reference's MUST to send), so the case rests on no entry
+    assert other.rests_on == () and other.rule.startswith("The protocol MUST send")

@@ -11,17 +11,18 @@ was obtained and 1 when not. Bad arguments print one line ``mqspec: usage: ...``
 
 from __future__ import annotations
 
-import json
+import collections
 import math
 import re
 import signal
 import socket
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import click
 
-from mqspec.cli.common import fail
+from mqspec.cli.common import emit, fail
 from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
 from mqspec.mqsd_log import LINES_PER_INTERVAL
@@ -78,18 +79,24 @@ def parse_port(text: str, option: str, *, allow_zero: bool) -> int:
 
 
 def parse_host_port(text: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``HOST`` alone means port 1801), resolved to an IPv4 address."""
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        host, port = text, str(DEFAULT_PORT)
-    if not host or any(c.isspace() for c in host) or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise click.BadParameter(f"{text!r} is not HOST:PORT (PORT 1..65535)", param_hint="--to")
+    """``HOST:PORT``, ``[IPV6]:PORT`` (``HOST``, ``[IPV6]`` or a bare IPv6 address alone mean port 1801),
+    resolved to an address to send to (IPv4 first for a host name)."""
+    from mqspec.mqsd_net import split_address
+
     try:
-        # an IPv4 address to send to (the discovery sockets are IPv4)
-        address = socket.getaddrinfo(host, int(port), socket.AF_INET, socket.SOCK_DGRAM)[0][4][0]
-    except (OSError, UnicodeError) as exc:
-        raise click.BadParameter(f"{text!r}: cannot resolve {host!r} ({exc})", param_hint="--to") from None
-    return address, int(port)
+        host, port = split_address(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--to") from None
+    port = port if port is not None else str(DEFAULT_PORT)
+    if not host or any(c.isspace() for c in host) or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise click.BadParameter(f"{text!r} is not HOST:PORT or [IPV6]:PORT (PORT 1..65535)", param_hint="--to")
+    error: Exception | None = None
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            return socket.getaddrinfo(host, int(port), family, socket.SOCK_DGRAM)[0][4][0], int(port)
+        except (OSError, UnicodeError) as exc:
+            error = error or exc
+    raise click.BadParameter(f"{text!r}: cannot resolve {host!r} ({error})", param_hint="--to") from None
 
 
 class Seconds(click.FloatRange):
@@ -141,16 +148,41 @@ MODE_OPTION = click.option(
 )
 
 
+def server_options(whose: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options that configure an MQSD server (3.2.1), as ``serve`` takes them and ``probe`` mirrors
+    them: ``--enterprise``, ``--site``, ``--server`` (repeatable), ``--connected-network`` (repeatable)."""
+    options = (
+        click.option("--enterprise", "enterprise_text", metavar="GUID", help=f"{whose} Enterprise.Identifier (required)."),
+        click.option("--site", "site_text", metavar="GUID", help=f"{whose} Site.Identifier (required)."),
+        click.option("--server", "server_texts", multiple=True, metavar="NAME[:ip|ipx|ip+ipx]",
+                     help=f"An entry of {whose.lower()} DirectoryServerList (repeatable; IP only by default)."),
+        click.option("--connected-network", "network_texts", multiple=True, metavar="GUID",
+                     help=f"An entry of {whose.lower()} ConnectedNetworkIdentifierList (repeatable)."),
+    )
+
+    def apply(command: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
+def server_config(enterprise_text: str | None, site_text: str | None, server_texts: tuple[str, ...],
+                  network_texts: tuple[str, ...]) -> tuple[Guid, Guid, tuple[Any, ...], tuple[Guid, ...]]:
+    """(enterprise, site, DirectoryServerList, ConnectedNetworkIdentifierList) from :func:`server_options`."""
+    return (parse_guid(_required(enterprise_text, "--enterprise"), "--enterprise"),
+            parse_guid(_required(site_text, "--site"), "--site"),
+            tuple(parse_server(t) for t in server_texts),
+            tuple(parse_guid(t, "--connected-network") for t in network_texts))
+
+
 @mqsd.command()
-@click.option("--host", default="0.0.0.0", show_default=True, help="Address to listen on.")
+@click.option("--host", default="0.0.0.0", show_default=True,
+              help="Address to listen on (an IPv6 address such as ::1 listens over IPv6).")
 @click.option("--port", "port_text", default=str(DEFAULT_PORT), show_default=True, metavar="PORT",
               help="UDP port (0: any free port, printed at start).")
-@click.option("--enterprise", "enterprise_text", metavar="GUID", help="Enterprise.Identifier (required).")
-@click.option("--site", "site_text", metavar="GUID", help="Site.Identifier of this server (required).")
-@click.option("--server", "server_texts", multiple=True, metavar="NAME[:ip|ipx|ip+ipx]",
-              help="A DirectoryServerList entry (repeatable; IP only by default).")
-@click.option("--connected-network", "network_texts", multiple=True, metavar="GUID",
-              help="A ConnectedNetworkIdentifierList entry (repeatable; 1 to 32 required).")
+@server_options("This server's")
 @MODE_OPTION
 @click.option("--quiet", is_flag=True, help="No line per datagram: the start, a summary per --log-every "
               "interval in which datagrams came, and the stop.")
@@ -167,15 +199,12 @@ def serve(host: str, port_text: str, enterprise_text: str | None, site_text: str
     """
     from mqspec.model.mqsd import MAX_NETWORKS
     from mqspec.mqsd_log import ServeLog
-    from mqspec.mqsd_net import UdpResponder
+    from mqspec.mqsd_net import UdpResponder, format_address
     from mqspec.refimpl.effects import Mode
     from mqspec.refimpl.mqsd_server import MqsdServer
 
-    enterprise = parse_guid(_required(enterprise_text, "--enterprise"), "--enterprise")
-    site = parse_guid(_required(site_text, "--site"), "--site")
+    enterprise, site, servers, networks = server_config(enterprise_text, site_text, server_texts, network_texts)
     port = parse_port(port_text, "--port", allow_zero=True)
-    servers = tuple(parse_server(t) for t in server_texts)
-    networks = tuple(parse_guid(t, "--connected-network") for t in network_texts)
     if not 1 <= len(networks) <= MAX_NETWORKS:
         # a reply's ConnectedNetworkCount "MUST be in the range 1 to 32" (2.2.3; errata E-209)
         raise click.UsageError(f"give 1 to {MAX_NETWORKS} --connected-network GUIDs, not {len(networks)}")
@@ -199,8 +228,7 @@ def serve(host: str, port_text: str, enterprise_text: str | None, site_text: str
         if not responder.open():
             _fail("error", f"{responder.termination}")
         responder.log = serve_log.line
-        h, p = responder.address
-        log(f"listening on {h}:{p} (site {site}, {plural(len(servers), 'directory server')}, "
+        log(f"listening on {format_address(responder.address)} (site {site}, {plural(len(servers), 'directory server')}, "
             f"{plural(len(networks), 'connected network')}, {mode})")
         responder.serve()
         serve_log.tick()
@@ -218,7 +246,8 @@ def serve(host: str, port_text: str, enterprise_text: str | None, site_text: str
 
 @mqsd.command()
 @click.option("--to", "to_texts", multiple=True, metavar="HOST:PORT[,HOST:PORT...]",
-              help="One network address per --to: the destinations of its broadcast "
+              help="One network address per --to: the destinations of its broadcast ([IPV6]:PORT for IPv6; "
+                   "the same destinations may be given again: another network that reaches the same server) "
                    "(default: the broadcast address of each local interface, port 1801).")
 @click.option("--enterprise", "enterprise_text", metavar="GUID", help="Enterprise.Identifier (required).")
 @click.option("--site", "site_text", metavar="GUID", help="Site.Identifier of this client (required).")
@@ -239,11 +268,18 @@ def discover(to_texts: tuple[str, ...], enterprise_text: str | None, site_text: 
     enterprise = parse_guid(_required(enterprise_text, "--enterprise"), "--enterprise")
     site = parse_guid(_required(site_text, "--site"), "--site")
     if to_texts:
-        networks = [Network.to(*(parse_host_port(part) for part in text.split(","))) for text in to_texts]
+        seen: collections.Counter[tuple[Any, ...]] = collections.Counter()
+        networks = []
+        for text in to_texts:
+            destinations = tuple(parse_host_port(part) for part in _split_destinations(text))
+            seen[destinations] += 1  # the same server on two networks: a network of its own each
+            networks.append(Network.to(*destinations, nth=seen[destinations]))
+            try:
+                networks[-1].family
+            except ValueError as exc:
+                raise click.BadParameter(str(exc), param_hint="--to") from None
     else:
         networks = [Network.to((address, MQSD_PORT)) for address in local_broadcast_addresses()]
-    if len({n.address for n in networks}) != len(networks):
-        raise click.UsageError("the same network is given twice in --to")
 
     client = MqsdClient(enterprise_identifier=enterprise, site_identifier=site, wait_for_response_timeout=timeout)
     notes: list[str] = []
@@ -272,9 +308,12 @@ def discover(to_texts: tuple[str, ...], enterprise_text: str | None, site_text: 
         "requests_sent": outcome.requests,
         "replies_discarded": dict(sorted(outcome.discarded.items())),
         "elapsed_seconds": round(outcome.elapsed, 3),
+        "warnings": list(outcome.warnings),
     }
+    for warning in outcome.warnings:
+        click.echo(f"mqspec: warning: {warning}", err=True)
     if as_json:
-        click.echo(json.dumps(report, indent=2))
+        emit(report)
     else:
         if same_site:
             click.echo("result: a directory server of this client's site answered (a same-site reply lists no "
@@ -288,6 +327,11 @@ def discover(to_texts: tuple[str, ...], enterprise_text: str | None, site_text: 
         if report["last_successful_network_address"]:
             click.echo(f"via network: {report['last_successful_network_address']}")
     sys.exit(0 if success else 1)
+
+
+def _split_destinations(text: str) -> list[str]:
+    """The comma-separated destinations of one --to (a comma never occurs inside [IPV6])."""
+    return [part.strip() for part in text.split(",")]
 
 
 def _write_discovery_trace(path: str, events: list[dict[str, Any]], enterprise: Guid, site: Guid, timeout: float,

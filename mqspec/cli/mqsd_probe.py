@@ -11,18 +11,15 @@ import sys
 
 import click
 
-from mqspec.cli.mqsd import MODE_OPTION, Seconds, _fail, _required, parse_guid, parse_host_port, parse_server
+from mqspec.cli.common import emit
+from mqspec.cli.mqsd import MODE_OPTION, Seconds, _fail, _required, parse_host_port, server_config, server_options
 from mqspec.wording import plural
 
 
 @click.command()
-@click.option("--to", "to_text", metavar="HOST:PORT", help="The server to probe (required; only this address is sent to).")
-@click.option("--enterprise", "enterprise_text", metavar="GUID", help="The server's Enterprise.Identifier (required).")
-@click.option("--site", "site_text", metavar="GUID", help="The server's Site.Identifier (required).")
-@click.option("--server", "server_texts", multiple=True, metavar="NAME[:ip|ipx|ip+ipx]",
-              help="An entry of the server's DirectoryServerList (repeatable; IP only by default).")
-@click.option("--connected-network", "network_texts", multiple=True, metavar="GUID",
-              help="An entry of the server's ConnectedNetworkIdentifierList (repeatable).")
+@click.option("--to", "to_text", metavar="HOST:PORT",
+              help="The server to probe, HOST:PORT or [IPV6]:PORT (required; only this address is sent to).")
+@server_options("The server's")
 @click.option("--timeout", type=Seconds(min=0.01, max=60.0), default=1.0, show_default=True, metavar="S",
               help="How long to wait for each reply (a due reply is asked for 3 times before it is judged missing).")
 @click.option("--json", "as_json", is_flag=True, help="Print {\"conformant\": bool, \"cases\": [...]}.")
@@ -33,8 +30,11 @@ def probe(to_text: str | None, enterprise_text: str | None, site_text: str | Non
 
     Configure the probe as the server is configured (its enterprise, site, directory servers and
     connected networks). Each case is reported with its name, the clause it exercises, the verdict,
-    what the reference does and what the server did.
+    what the reference does and what the server did; a case whose outcome rests on an errata
+    register entry rather than a MUST says so ("rests on E-211 (policy)"). After each case that
+    expects silence, a valid request checks that the server still answers (after-CASE).
     """
+    from mqspec.errata import mark_text
     from mqspec.model.errors import ModelError
     from mqspec.mqsd_probe import ProbeError, ServerConfig
     from mqspec.mqsd_probe import probe as run_probe
@@ -42,16 +42,15 @@ def probe(to_text: str | None, enterprise_text: str | None, site_text: str | Non
 
     target = parse_host_port(_required(to_text, "--to"))
     try:
-        config = ServerConfig(parse_guid(_required(enterprise_text, "--enterprise"), "--enterprise"),
-                              parse_guid(_required(site_text, "--site"), "--site"),
-                              tuple(parse_server(t) for t in server_texts),
-                              tuple(parse_guid(t, "--connected-network") for t in network_texts))
+        config = ServerConfig(*server_config(enterprise_text, site_text, server_texts, network_texts))
     except ModelError as exc:
         _fail("usage", str(exc))
 
     def show(r) -> None:  # type: ignore[no-untyped-def]
         if not as_json:
-            line = f"{'ok  ' if r.verdict == 'conform' else 'FAIL'} {r.name:26} {r.clause:14}"
+            line = f"{'ok  ' if r.verdict == 'conform' else 'FAIL'} {r.name:30} {r.clause:15}"
+            if r.rests_on:
+                line += f" [rests on {mark_text(r.rests_on)}]"
             if r.verdict != "conform":
                 line += f" expected {_brief(r.expected)}, observed {_brief(r.observed)}"
                 line += f" ({r.detail})" if r.detail else ""
@@ -62,7 +61,7 @@ def probe(to_text: str | None, enterprise_text: str | None, site_text: str | Non
     except ProbeError as exc:
         _fail("network error", str(exc))
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
+        emit(report.to_json())
     else:
         bad = sum(c.verdict != "conform" for c in report.cases)
         click.echo(f"{report.target}: " + ("conformant" if not bad else f"{plural(bad, 'case')} of {len(report.cases)} diverge{'s' if bad == 1 else ''}"))
