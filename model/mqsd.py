@@ -478,6 +478,15 @@ def decode_server_reply(data: bytes, *, lenient: bool = False) -> TopologyServer
             f"{plural(size, 'byte')} of DirectoryServiceServerArray declared, {n - pos} left",
         )
     if n - pos > size:
+        if _array_ends_at(data, pos, n) and not _array_ends_at(data, pos, pos + size):
+            # the array runs on to the datagram's end (its EndList is there), past the size: the size
+            # does not count the array's bytes (a count of characters, say)
+            raise DecodeError(
+                "TopologyServerReply.DirectoryServiceServerSize", 28, SECTION_REPLY,
+                f"{plural(size, 'byte')} declared, but the DirectoryServiceServerArray runs to the end of the "
+                f"datagram ({plural(n - pos, 'byte')}, EndList last): the value MUST specify the number of bytes "
+                "occupied by the DirectoryServiceServerArray",
+            )
         raise DecodeError(
             "TopologyServerReply", pos + size, SECTION_REPLY,
             f"{n - pos - size} trailing bytes after the structure",
@@ -490,6 +499,11 @@ def decode_server_reply(data: bytes, *, lenient: bool = False) -> TopologyServer
 
 
 _ARRAY = "DirectoryServiceServerArray"
+
+
+def _array_ends_at(data: bytes, start: int, end: int) -> bool:
+    """Whether ``data[start:end]`` is a whole number of characters ending with EndList (0x0000)."""
+    return end - start >= 2 and not (end - start) & 1 and data[end - 2:end] == b"\x00\x00"
 
 
 def decode_server_array(data: bytes, *, base: int = 0) -> tuple[DirectoryServiceServer, ...]:

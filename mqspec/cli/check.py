@@ -27,12 +27,18 @@ from mqspec.wording import plural
 @click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="TRACE...")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--no-coverage", is_flag=True, help="Do not work out which clauses the traces exercised.")
-def check(traces: tuple[str, ...], as_json: bool, no_coverage: bool) -> None:
+@click.option("--all", "all_divergences", is_flag=True,
+              help="Report every divergence of a trace (up to --limit, and how many in all), not only the first; "
+                   "the replay goes on from the reference's state, so a later one may follow from an earlier one.")
+@click.option("--limit", type=click.IntRange(1, 100_000), default=100, show_default=True, metavar="N",
+              help="With --all: list at most N divergences per trace.")
+def check(traces: tuple[str, ...], as_json: bool, no_coverage: bool, all_divergences: bool, limit: int) -> None:
     """Replay each trace's inputs through the reference and compare every output and snapshot.
 
     Reports, per trace, conformance or the first divergence (event, node, expected versus actual,
-    the clause whose rule was broken) and the clauses the traces exercised. Exit status 0: all
-    conform; 1: a trace diverges; 2: malformed input or an event the reference cannot take;
+    the clause whose rule was broken, its MUST quoted, or the errata register entries the verdict
+    rests on where no MUST makes it) and the clauses the traces exercised; with --all, every
+    divergence up to --limit and their count. Exit status 0: all conform; 1: a trace diverges; 2: malformed input or an event the reference cannot take;
     4: no divergence, but a capture with holes (incomplete-capture); 3: no divergence, but nothing
     was checked in a trace.
     """
@@ -40,7 +46,7 @@ def check(traces: tuple[str, ...], as_json: bool, no_coverage: bool) -> None:
     from mqspec.oracle.trace_format import TraceError
 
     try:
-        report = check_paths(traces, coverage=not no_coverage)
+        report = check_paths(traces, coverage=not no_coverage, all_divergences=limit if all_divergences else 0)
     except TraceError as exc:
         fail("trace error", str(exc))
     except RecursionError:
@@ -78,21 +84,16 @@ def _print(report: Any, *, coverage: bool = True) -> None:
         if t.verdict == "incomplete-capture":
             _print_holes(t, head)
             continue
-        d = t.divergence
-        click.echo(f"{head} DIVERGENT at event {d.index} ({t.path}:{t.line}), node {d.node}: {d.summary}")
-        if d.clause is not None:
-            click.echo(f"  clause: {d.clause.document} {d.clause.section} {d.clause.title}  ({d.clause.code})")
-        if d.via:
-            click.echo("  via: " + " <- ".join(f"{c.document} {c.section}" for c in d.via))
-        if d.cause is not None:
-            click.echo(f"  in answer to event {d.cause}")
-        for item in d.diff[:20]:
-            if "expected" in item:
-                click.echo(f"  {item['field']}: expected {_short(item['expected'])}, actual {_short(item['actual'])}")
-            else:
-                click.echo(f"  {item.get('field')}: {item.get('reason')} (offset {item.get('offset')})")
-        if len(d.diff) > 20:
-            click.echo(f"  ... {len(d.diff) - 20} more fields differ")
+        if t.all_asked:
+            shown = len(t.divergences)
+            more = f" (the first {shown} listed)" if shown < t.divergence_count else ""
+            click.echo(f"{head} DIVERGENT: {plural(t.divergence_count, 'divergence')}{more}")
+            for d, line in t.divergences:
+                _print_divergence(d, f"{t.path}:{line}", "  ")
+        else:
+            click.echo(f"{head} DIVERGENT at event {t.divergence.index} ({t.path}:{t.line}), "
+                       f"node {t.divergence.node}: {t.divergence.summary}")
+            _print_divergence(t.divergence, None, "")
         for note in notes:
             click.echo(note)
     if not coverage:
@@ -117,6 +118,32 @@ def _print_holes(t: Any, head: str) -> None:
     for name, state in t.nodes.items():
         if "up to the hole" in state:
             click.echo(f"  {name}: {state}")
+
+
+def _print_divergence(d: Any, where: str | None, indent: str) -> None:
+    """One divergence's lines: its headline (with --all), clause, rule or marks, cause and diff."""
+    from mqspec.errata import mark_text, marks
+
+    if where is not None:
+        click.echo(f"{indent}event {d.index} ({where}), node {d.node}: {d.summary}")
+    pad = indent + "  "
+    if d.clause is not None:
+        click.echo(f"{pad}clause: {d.clause.document} {d.clause.section} {d.clause.title}  ({d.clause.code})")
+    if d.rule:
+        click.echo(f"{pad}rule: \"{d.rule}\"")
+    if d.rests_on:
+        click.echo(f"{pad}rests on: {mark_text(marks(d.rests_on))} (no MUST of the text makes this verdict)")
+    if d.via:
+        click.echo(f"{pad}via: " + " <- ".join(f"{c.document} {c.section}" for c in d.via))
+    if d.cause is not None:
+        click.echo(f"{pad}in answer to event {d.cause}")
+    for item in d.diff[:20]:
+        if "expected" in item:
+            click.echo(f"{pad}{item['field']}: expected {_short(item['expected'])}, actual {_short(item['actual'])}")
+        else:
+            click.echo(f"{pad}{item.get('field')}: {item.get('reason')} (offset {item.get('offset')})")
+    if len(d.diff) > 20:
+        click.echo(f"{pad}... {len(d.diff) - 20} more fields differ")
 
 
 def _short(value: Any) -> str:

@@ -45,6 +45,7 @@ from typing import Any
 import attrs
 
 from mqspec.clauses import Clause
+from mqspec.errata import marks
 from mqspec.model.errors import DecodeError
 from mqspec.refimpl.effects import Mode
 
@@ -84,17 +85,20 @@ class TraceReport:
     #: the capture's holes the checker reached (``hole`` events: event, t, kind, text, nodes, ...)
     holes: tuple[dict[str, Any], ...] = ()
     holes_total: int = 0  # holes reached, when more than the report lists
+    #: with check --all: every divergence found, up to the limit, in event order (each with its line),
+    #: and how many were found in all
+    divergences: tuple[tuple[Divergence, int], ...] = ()
+    divergence_count: int = 0
+    all_asked: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"trace": self.trace_id, "file": self.path, "verdict": self.verdict,
                                "events": self.events, "checked": self.checked, "nodes": self.nodes}
         if self.divergence is not None:
-            d = self.divergence
-            out["divergence"] = {
-                "event": d.index, "line": self.line, "node": d.node, "kind": d.kind, "summary": d.summary,
-                "expected": d.expected, "actual": d.actual, "diff": list(d.diff),
-                "clause": describe(d.clause), "via": [describe(c) for c in d.via], "caused_by_event": d.cause,
-            }
+            out["divergence"] = divergence_json(self.divergence, self.line)
+        if self.all_asked:
+            out["divergences"] = [divergence_json(d, line) for d, line in self.divergences]
+            out["divergence_count"] = self.divergence_count
         if self.error is not None:
             out["error"] = self.error
         if self.notes:
@@ -108,6 +112,19 @@ class TraceReport:
         else:
             out["errata"] = list(self.errata)
         return out
+
+
+def divergence_json(d: Divergence, line: int | None) -> dict[str, Any]:
+    """One divergence in a report: where, what, the clause, its MUST (``rule``) or the register entries
+    it rests on (``rests_on``: id, kind and title each)."""
+    out = {"event": d.index, "line": line, "node": d.node, "kind": d.kind, "summary": d.summary,
+           "expected": d.expected, "actual": d.actual, "diff": list(d.diff),
+           "clause": describe(d.clause), "via": [describe(c) for c in d.via], "caused_by_event": d.cause}
+    if d.rule:
+        out["rule"] = d.rule
+    if d.rests_on:
+        out["rests_on"] = marks(d.rests_on)
+    return out
 
 
 @attrs.frozen
@@ -143,23 +160,29 @@ EventHook = Callable[[str, int, int, dict[str, Any]], None]
 
 
 def check(source: str | Path | Iterable[str], *, name: str | None = None, coverage: bool = True,
-          on_event: EventHook | None = None) -> CheckReport:
+          on_event: EventHook | None = None, all_divergences: int = 0) -> CheckReport:
     """Check every trace of one source: a path, or an iterable of NDJSON lines (read once).
 
-    TraceError (malformed input) propagates. Memory stays bounded whatever the trace's size.
+    ``all_divergences`` above 0 reports every divergence of a trace up to that many (and counts
+    them all), not only the first. TraceError (malformed input) propagates. Memory stays bounded
+    whatever the trace's size.
     """
     if isinstance(source, str | Path):
         lines = LineSource.from_path(source)
     else:
         lines = LineSource.from_lines(source, name or "<lines>")
-    return _report(check_source(lines, coverage=coverage, on_event=on_event), coverage)
+    return _report(check_source(lines, coverage=coverage, on_event=on_event, all_divergences=all_divergences),
+                   coverage)
 
 
-def check_paths(paths: Iterable[str | Path], *, coverage: bool = True, on_event: EventHook | None = None) -> CheckReport:
-    """Check every trace of every file; TraceError (malformed input) propagates."""
+def check_paths(paths: Iterable[str | Path], *, coverage: bool = True, on_event: EventHook | None = None,
+                all_divergences: int = 0) -> CheckReport:
+    """Check every trace of every file (``all_divergences``: as :func:`check`); TraceError (malformed
+    input) propagates."""
     reports: list[TraceReport] = []
     for path in paths:
-        reports.extend(check_source(LineSource.from_path(path), coverage=coverage, on_event=on_event))
+        reports.extend(check_source(LineSource.from_path(path), coverage=coverage, on_event=on_event,
+                                    all_divergences=all_divergences))
     return _report(reports, coverage)
 
 
@@ -174,7 +197,8 @@ def check_text(text: str, name: str = "<trace>", *, coverage: bool = True) -> li
     return check_source(LineSource.from_text(text, name), coverage=coverage)
 
 
-def check_source(source: LineSource, *, coverage: bool = True, on_event: EventHook | None = None) -> list[TraceReport]:
+def check_source(source: LineSource, *, coverage: bool = True, on_event: EventHook | None = None,
+                 all_divergences: int = 0) -> list[TraceReport]:
     """Check every trace of a source, streaming.
 
     The first pass validates every line (:func:`mqspec.oracle.source.survey`) and, when the first
@@ -187,7 +211,7 @@ def check_source(source: LineSource, *, coverage: bool = True, on_event: EventHo
     def on_header(s: Survey) -> Callable[[int, int, dict[str, Any]], None] | None:
         if first or s.header.get("observes") is None:
             return None
-        run = _TraceCheck(s.trace_id, source.name, s.header, s.kinds, on_event, coverage)
+        run = _TraceCheck(s.trace_id, source.name, s.header, s.kinds, on_event, coverage, all_divergences)
         first.append(run)
         return run.push
 
@@ -202,7 +226,7 @@ def check_source(source: LineSource, *, coverage: bool = True, on_event: EventHo
         if first and first[0].trace_id == s.trace_id:
             reports.append(first[0].finish(feed))
         else:
-            reports.append(_checked(feed, coverage, on_event))
+            reports.append(_checked(feed, coverage, on_event, all_divergences))
     return reports
 
 
@@ -216,8 +240,8 @@ def check_trace(trace: Trace, *, coverage: bool = True) -> TraceReport:
     return _checked(_ListFeed(trace), coverage, None)
 
 
-def _checked(feed: _Feed, coverage: bool, on_event: EventHook | None) -> TraceReport:
-    run = _TraceCheck(feed.trace_id, feed.path, feed.header, feed.kinds, on_event, coverage)
+def _checked(feed: _Feed, coverage: bool, on_event: EventHook | None, all_divergences: int = 0) -> TraceReport:
+    run = _TraceCheck(feed.trace_id, feed.path, feed.header, feed.kinds, on_event, coverage, all_divergences)
     try:
         for index, line, record in feed.events():
             if not run.push(index, line, record):
@@ -302,8 +326,10 @@ class _TraceCheck:
     """
 
     def __init__(self, trace_id: str, path: str, header: dict[str, Any], kinds: dict[str, set[str]],
-                 on_event: EventHook | None, coverage: bool) -> None:
+                 on_event: EventHook | None, coverage: bool, all_divergences: int = 0) -> None:
         self.trace_id, self.path, self.header, self.kinds, self.on_event = trace_id, path, header, kinds, on_event
+        #: check --all: every divergence up to this many (0: the first only, and the replay stops there)
+        self.limit = all_divergences
         self.mode = Mode(header.get("mode", "clarified"))
         self.window = header.get("window", 0)
         self.default_observes = header.get("observes")
@@ -348,6 +374,8 @@ class _TraceCheck:
             mine["mqsd"] = replay_mqsd.replay_for(name, decl["mqsd"], mode, window, observes=frozenset(seen))
         if "mqcn" in decl:
             mine["mqcn"] = replay_mqcn.replay_for(name, decl["mqcn"], mode, window, node=decl, observes=frozenset(seen))
+        for unit in (replay, *mine.values()):
+            unit.limit = self.limit
 
     def units(self) -> Iterator[Any]:
         yield from self.replays.values()
@@ -364,14 +392,14 @@ class _TraceCheck:
             unit = self.replays[record["node"]]
             self.clock = record["t"]
             try:
-                if unit.divergence is None:  # NodeReplay.event, inlined
+                if not unit.halted:  # NodeReplay.event, inlined
                     _NODE_HANDLERS[kind](unit, index, record)
             except InputError as exc:
                 raise TraceError(self.path, line, exc.field, exc.reason) from None
             except Exception as exc:  # noqa: BLE001 - the reference failed on this event: its own outcome
                 self.failure, self.done, self.first = (index, line, kind, exc), True, -1  # -1: no fast path
                 return False
-            if unit.divergence is not None and unit.divergence.index < self.first:
+            if unit.divergence is not None and unit.divergence.index < self.first and not self.limit:
                 self.first = unit.divergence.index
             return True
         if self.done or index == 0:
@@ -417,7 +445,8 @@ class _TraceCheck:
         except Exception as exc:  # noqa: BLE001 - the reference failed on this event: its own outcome, never "passed"
             self.failure, self.done, self.first = (index, line, kind, exc), True, -1
             return
-        if unit.divergence is not None and unit.divergence.index < self.first:
+        if unit.divergence is not None and unit.divergence.index < self.first and not self.limit:
+            # the first divergence ends the replay (check --all goes on to the end)
             self.first = unit.divergence.index
 
     def _hole(self, index: int, record: dict[str, Any]) -> None:
@@ -468,12 +497,13 @@ class _TraceCheck:
         for u in units:
             notes.extend(getattr(u, "notes", ()))
         checked = self.checked + sum(u.checked for u in units)
-        if found is not None and found.blame is not None:
-            found = _with_stack(feed, self.replays[found.node], found, self.mode, self.window)
-        if found is not None and found.kind == "state":
-            found = _attribute_state(feed, self.replays[found.node], found, self.mode, self.window)
-        elif found is not None and found.refine and found.cause is not None and found.node in self.replays:
-            found = _attribute_unexpected(feed, self.replays[found.node], found, self.mode, self.window)
+        listed: list[tuple[Divergence, int]] = []
+        if self.limit:
+            every = sorted((d for u in units for d in u.found), key=lambda d: (d.index, d.node))[:self.limit]
+            listed = [(self._explained(feed, d), feed.line(d.index)) for d in every]
+            found = listed[0][0] if listed else None
+        elif found is not None:
+            found = self._explained(feed, found)
         # a capture with holes is never conformant; a divergence before them still stands
         verdict = ("divergent" if found else "incomplete-capture" if self.hole_count
                    else "conformant" if checked else "nothing-checked")
@@ -484,14 +514,25 @@ class _TraceCheck:
             _node_states(self.replays, self.others, self.stopped, self.cut),
             divergence=found, line=feed.line(found.index) if found else None, errata=tuple(errata), checked=checked,
             notes=tuple(notes), holes=tuple(self.holes), holes_total=self.hole_count,
+            divergences=tuple(listed), divergence_count=sum(u.count for u in units), all_asked=bool(self.limit),
         )
+
+    def _explained(self, feed: _Feed, found: Divergence) -> Divergence:
+        """A divergence with the clause whose rule it breaks worked out (the node replayed again if need be)."""
+        if found.blame is not None:
+            found = _with_stack(feed, self.replays[found.node], found, self.mode, self.window)
+        if found.kind == "state":
+            return _attribute_state(feed, self.replays[found.node], found, self.mode, self.window)
+        if found.refine and found.cause is not None and found.node in self.replays:
+            return _attribute_unexpected(feed, self.replays[found.node], found, self.mode, self.window)
+        return found
 
 
 def _codec_event(replay: NodeReplay, index: int, record: dict[str, Any], notes: list[str]) -> int:
     """A sent MS-MQSD datagram or MS-MQCN notification must decode under the strict codec; a
     server reply's header Version and Reserved are mqspec's policy (E-020), noted, not divergent.
     1 when the event was checked."""
-    if record["direction"] != "send" or replay.divergence is not None:
+    if record["direction"] != "send" or replay.halted:
         return 0
     from mqspec.model import mqcn
 
@@ -536,6 +577,14 @@ def _node_states(replays: dict[str, NodeReplay], others: dict[str, dict[str, Any
 # --- explaining a divergence --------------------------------------------------------------------
 
 
+def _again(decl: dict[str, Any], mode: Mode, window: int, observes: frozenset[str]) -> NodeReplay:
+    """A node's replay run again to explain a divergence: it does not stop at a divergence of its own
+    (with check --all, an earlier one may lie on the way to the one explained)."""
+    again = NodeReplay(decl, mode, window, observes)
+    again.limit = 1
+    return again
+
+
 def _with_stack(feed: _Feed, replay: NodeReplay, divergence: Divergence, mode: Mode, window: int) -> Divergence:
     """Name the clause of a divergence about an output from the reference's stack when it made it.
 
@@ -545,7 +594,7 @@ def _with_stack(feed: _Feed, replay: NodeReplay, divergence: Divergence, mode: M
     is looking at), and no handover comes before it (a handover turns stacks on in the pass).
     """
     cause, order, innermost = divergence.blame  # type: ignore[misc]
-    again = NodeReplay(replay.first_decl, mode, window, replay.observes)
+    again = _again(replay.first_decl, mode, window, replay.observes)
     for i, _, record in feed.events(until=cause + 1):
         if i > replay.since and record.get("node") == replay.name and record["event"] in _STACK_AGAIN:
             again.event(i, record)
@@ -573,7 +622,7 @@ def _attribute_state(feed: _Feed, replay: NodeReplay, divergence: Divergence, mo
             if i and record.get("node") == replay.name and record["event"] in kinds:
                 yield i, record
 
-    again = NodeReplay(replay.decl, mode, window, replay.observes)
+    again = _again(replay.decl, mode, window, replay.observes)
     value: Any = _UNSET
     last = None
     for i, record in mine():
@@ -584,7 +633,7 @@ def _attribute_state(feed: _Feed, replay: NodeReplay, divergence: Divergence, mo
                 last, value = i, now
     if last is None:
         return divergence
-    again = NodeReplay(replay.decl, mode, window, replay.observes)
+    again = _again(replay.decl, mode, window, replay.observes)
     watch = attribution.FieldWatch(lambda: _safe(reference_value, again.qm, field))
     for i, record in mine():
         if i == last:
@@ -603,7 +652,7 @@ def _attribute_unexpected(feed: _Feed, replay: NodeReplay, divergence: Divergenc
     """Name the rule that decided to make no such output: the node is replayed again up to the
     input it answers, and that input once more under :class:`~mqspec.oracle.attribution.DecisionWatch`."""
     kinds = _AGAIN
-    again = NodeReplay(replay.decl, mode, window, replay.observes)
+    again = _again(replay.decl, mode, window, replay.observes)
     watch = attribution.DecisionWatch()
     for i, _, record in feed.events(until=divergence.cause + 1):
         if i and record.get("node") == replay.name and record["event"] in kinds:

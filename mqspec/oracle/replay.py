@@ -98,12 +98,44 @@ class Divergence:
     clause: Clause | None = None
     via: tuple[Clause, ...] = ()
     cause: int | None = None  # the input whose handling produced (or should have produced) it
+    #: the MUST of the clause that was broken, quoted from the text (when the replay knows it)
+    rule: str = ""
+    #: the register entries (ids) the verdict rests on where no MUST of the text makes it
+    rests_on: tuple[str, ...] = ()
     #: the clause is only the handler the input went to: the checker looks for the rule that
     #: decided to make no such output (attribution.DecisionWatch)
     refine: bool = attrs.field(default=False, eq=False)
     #: (input, order, innermost) of the output whose clause stack names the clause, when the node
     #: did not record stacks: the checker replays the node again to find it (see :func:`blamed`)
     blame: tuple[int, int, bool] | None = attrs.field(default=None, eq=False)
+
+
+class DivergenceLog:
+    """What one replay found: its first divergence and, when the checker asks for every divergence
+    (``check --all``: ``limit`` above 0), each one up to ``limit`` (``found``) and how many (``count``).
+
+    A replay stops at its first divergence (``halted``) unless ``limit`` asks for more: then it goes
+    on from the reference's state, so a later divergence may be a consequence of an earlier one.
+    """
+
+    limit = 0
+
+    def _init_log(self) -> None:
+        self.divergence: Divergence | None = None
+        self.found: list[Divergence] = []
+        self.count = 0
+
+    @property
+    def halted(self) -> bool:
+        return self.divergence is not None and not self.limit
+
+    def _diverge(self, divergence: Divergence) -> None:
+        if self.limit:
+            self.count += 1
+            if len(self.found) < self.limit:
+                self.found.append(divergence)
+        if self.divergence is None or divergence.index < self.divergence.index:
+            self.divergence = divergence
 
 
 @attrs.define(eq=False, slots=True)
@@ -122,7 +154,7 @@ class Expected:
     matched_at: int | None = None
 
 
-class NodeReplay:
+class NodeReplay(DivergenceLog):
     """The reference copy of one node and what it still expects the trace to show.
 
     With ``stacks`` off, the registered clauses on the reference's stack at each output are not
@@ -155,7 +187,7 @@ class NodeReplay:
         self.armed: set[TimerKey] = set()
         self.request_ids: dict[int, int] = {}
         self.last_input: tuple[int, dict[str, Any]] | None = None
-        self.divergence: Divergence | None = None
+        self._init_log()
         self.errata: set[str] = set()
         self.watch: attribution.FieldWatch | attribution.DecisionWatch | None = None
         #: the trace's other replays by name (a handover compares with the old PSC's state)
@@ -166,25 +198,21 @@ class NodeReplay:
     # --- events ---------------------------------------------------------------------------------
 
     def event(self, index: int, record: dict[str, Any]) -> None:
-        """Take one event of this node (nothing more once it has diverged)."""
-        if self.divergence is None:
+        """Take one event of this node (nothing more once it has diverged, unless every divergence is asked for)."""
+        if not self.halted:
             _HANDLERS[record["event"]](self, index, record)
 
     def finish(self, end: int, clock: float | None = None) -> None:
         """The trace ended at event index ``end``: every output still expected is missing."""
-        if self.divergence is None:
+        if not self.halted:
             self._close(self.inputs + self.window + 2)
 
     def owes_before(self, index: int) -> bool:
         """Whether an output of an input before event ``index`` is still unmatched."""
-        if self.divergence is not None:
+        if self.halted:
             return False
         return any(outputs[0].input_index < index and any(e.matched_at is None for e in outputs)
                    for outputs in self.batches.values())
-
-    def _diverge(self, divergence: Divergence) -> None:
-        if self.divergence is None or divergence.index < self.divergence.index:
-            self.divergence = divergence
 
     # inputs ------------------------------------------------------------------------------------
 
@@ -321,6 +349,8 @@ class NodeReplay:
         if best.to != to:
             diff = [{"field": "(destination)", "expected": best.fields["to"], "actual": record["to"]}, *diff]
         first = diff[0]["field"] if diff else "(bytes)"
+        self.pending.remove(best)  # this output stood for it (check --all goes on from here)
+        best.matched_at = index
         self._diverge(Divergence(
             index, self.name, "output-differs",
             f"{self.name} sends {_message_name(actual)} to {record['to']} that differs from the reference's "

@@ -77,7 +77,7 @@ class MqcnQueueManagerReplay(WindowedReplay):
             super().finish(end, clock)
 
     def event(self, index: int, record: dict[str, Any]) -> None:
-        if self.divergence is not None or self.stopped_at is not None:
+        if self.halted or self.stopped_at is not None:
             return
         if record["event"] == "notification" and record["direction"] == "receive":
             self._receive(index, record)

@@ -111,7 +111,7 @@ class MqcnClientReplay(WindowedReplay):
         self._send_clause = attribution.clause_of(mqcn_client.send_change_notification)
 
     def event(self, index: int, record: dict[str, Any]) -> None:
-        if self.divergence is not None:
+        if self.halted:
             return
         kind = record["event"]
         if kind == "notify":

@@ -9,13 +9,18 @@ a reply the reference sends, and each reply must appear before the node's next r
 datagram (or its ``window``-th next, the header's window) or the end of the trace:
 
 * a reply where the reference is silent (a malformed datagram, a reply, another enterprise) is
-  an ``unexpected-output`` naming the rule that discards the packet (3.2.5, or 3.2.5.1 with
-  E-210 / E-208); a second reply to one request breaks 3.2.5 ("sends a TopologyServerReply
-  packet and then immediately returns to listening");
+  an ``unexpected-output`` naming the rule that discards the packet and the register entry it
+  rests on, since no MUST of the text forbids the reply (3.2.5 with policy E-211, 3.2.5.1 with
+  clarification E-210, errata E-208 / E-209); a second reply to one request breaks 3.2.5 ("sends
+  a TopologyServerReply packet and then immediately returns to listening");
 * a reply with other fields (CorrelationID, a server list in a same-site reply, the mask over IP
-  or IPX) is ``output-differs`` with the field-level diff, naming 3.2.5.1; a reply sent to any
-  host but the request's sender is ``output-differs`` on ``(destination)``, naming 3.2.5.1;
-* no reply at all is ``missing-output`` naming 3.2.5.1.
+  or IPX) is ``output-differs`` with the field-level diff, naming 3.2.5.1; a reply sent to
+  another host, or to another port of the sender, than the request's source is ``output-differs``
+  on ``(destination)``, naming 3.2.5.1 ("MUST send the TopologyServerReply packet to the sender");
+* no reply at all is ``missing-output`` naming 3.2.5.1, or 2.2.1 when the request's header
+  Version or Reserved is not zero ("MQSD servers MUST ignore this field").
+
+Each divergence quotes the MUST it breaks (``rule``) or names the register entries it rests on.
 
 A reply's header Version and Reserved are compared as mqspec's policy, not as a MUST: MS-MQSD
 2.2.1 binds clients only ("MQSD servers MUST ignore this field"), so a reply that differs there
@@ -70,12 +75,13 @@ def decode_sent(data: bytes) -> tuple[Any, str | None]:
 
 
 class _Reply:
-    """A reply the reference sent and the trace has yet to show."""
+    """A reply the reference sent and the trace has yet to show (``header``: the request's first 4 bytes)."""
 
-    __slots__ = ("input_index", "ordinal", "reply", "to")
+    __slots__ = ("header", "input_index", "ordinal", "reply", "to")
 
-    def __init__(self, reply: TopologyServerReply, to: str | None, input_index: int, ordinal: int) -> None:
-        self.reply, self.to, self.input_index, self.ordinal = reply, to, input_index, ordinal
+    def __init__(self, reply: TopologyServerReply, to: str | None, input_index: int, ordinal: int,
+                 header: bytes = b"") -> None:
+        self.reply, self.to, self.input_index, self.ordinal, self.header = reply, to, input_index, ordinal, header
 
 
 class MqsdServerReplay(WindowedReplay):
@@ -101,7 +107,7 @@ class MqsdServerReplay(WindowedReplay):
         return True
 
     def event(self, index: int, record: dict[str, Any]) -> None:
-        if self.divergence is not None or record["event"] != "datagram":
+        if self.halted or record["event"] != "datagram":
             return
         if record["direction"] == "receive":
             self._receive(index, record)
@@ -116,23 +122,33 @@ class MqsdServerReplay(WindowedReplay):
         transport = Transport(record.get("transport", "ip"))
         ctx = Context(self.name, self.mode, record["t"])
         sender = record.get("from")
-        mqsd_server.receive_datagram(self.server, ctx, bytes.fromhex(record["body"]), sender, transport)
+        data = bytes.fromhex(record["body"])
+        mqsd_server.receive_datagram(self.server, ctx, data, sender, transport)
         self.last_discard = None
         for effect in ctx.effects:
             if type(effect) is SendReply:
-                self.pending.append(_Reply(effect.reply, sender, index, self.inputs))
+                self.pending.append(_Reply(effect.reply, sender, index, self.inputs, data[:4]))
             elif type(effect) is PacketDiscarded:
                 self.last_discard = effect
             elif hasattr(effect, "erratum"):
                 self.errata.add(effect.erratum)
 
     def _missing(self, r: _Reply) -> Divergence:
+        version, reserved = (r.header[0], int.from_bytes(r.header[2:4], "little")) if len(r.header) == 4 else (0, 0)
+        if version or reserved:
+            # the request is one but for a header field the server MUST ignore: refusing it breaks 2.2.1
+            field, value, name = ("Version", version, "version") if version else ("Reserved", reserved, "reserved")
+            return Divergence(
+                r.input_index + 1, self.name, "missing-output",
+                f"{self.name} does not answer event {r.input_index}, a TopologyClientRequest whose header {field} "
+                f"is {value:#x} ({mqsd_server.rule(name)}); the reference sends it a TopologyServerReply",
+                expected=to_json(r.reply), clause=clause_at(f"MS-MQSD {mqsd_server.RULES[name][0]}"),
+                cause=r.input_index, rule=mqsd_server.RULES[name][1])
         return Divergence(
             r.input_index + 1, self.name, "missing-output",
             f"{self.name} does not send the TopologyServerReply the reference sends to {r.to or 'the sender'} "
-            f"in answer to event {r.input_index} (3.2.5.1: \"MUST send the TopologyServerReply packet to the "
-            "sender of the TopologyClientRequest packet\")",
-            expected=to_json(r.reply), clause=self._reply_clause, cause=r.input_index)
+            f"in answer to event {r.input_index} ({mqsd_server.rule('send')})",
+            expected=to_json(r.reply), clause=self._reply_clause, cause=r.input_index, rule=mqsd_server.RULES["send"][1])
 
     # --- outputs ------------------------------------------------------------------------------
 
@@ -161,32 +177,70 @@ class MqsdServerReplay(WindowedReplay):
         if not _same_host(best.to, to):
             diff = [{"field": "(destination)", "expected": best.to, "actual": to}, *diff]
         first = diff[0]["field"]
-        what = ("to another host than the request's sender" if first == "(destination)"
-                else f"that differs from the reference's ({plural(len(diff), 'field')}, first {first})")
+        self.pending.remove(best)  # this reply stood for it (check --all goes on from here)
+        if first == "(destination)":
+            what = f"to {_elsewhere(best.to, to)} than the request's source ({best.to})"
+            quoted = mqsd_server.RULES["send"][1]
+        else:
+            what = f"that differs from the reference's ({plural(len(diff), 'field')}, first {first})"
+            quoted = _rule_of_field(first, best.reply)
         self._diverge(Divergence(
             index, self.name, "output-differs", f"{self.name} sends a {type(actual).__name__} {what}, "
             f"in answer to event {best.input_index}", expected=to_json(best.reply), actual=to_json(actual),
-            diff=tuple(diff), clause=self._reply_clause, cause=best.input_index))
+            diff=tuple(diff), clause=self._reply_clause, cause=best.input_index, rule=quoted))
 
     def _unexpected(self, index: int, record: dict[str, Any], actual: Any) -> None:
         cause = self.last_input
+        entries: tuple[str, ...] = ()
         if cause is not None and cause in self.answered:
             why, clause = ("the reference sends one reply to a request and returns to listening (3.2.5)",
                            clause_at("MS-MQSD 3.2.5"))
         elif self.last_discard is not None and cause is not None:
-            why = f"the reference discards event {cause}: {self.last_discard.detail} ({self.last_discard.section})"
-            clause = clause_at(self.last_discard.section)
+            discard = self.last_discard
+            rests = f"; no MUST forbids a reply: it rests on {discard.erratum}" if discard.erratum else ""
+            why = f"the reference discards event {cause}: {discard.detail} ({discard.section}{rests})"
+            clause = clause_at(discard.section)
+            entries = (discard.erratum,) if discard.erratum else ()
         else:
             why, clause = "the reference sends nothing unasked (3.2.5)", clause_at("MS-MQSD 3.2.5")
         self._diverge(Divergence(
             index, self.name, "unexpected-output", f"{self.name} sends a {type(actual).__name__}; {why}",
-            actual=to_json(actual), clause=clause, cause=cause))
+            actual=to_json(actual), clause=clause, cause=cause, rests_on=entries))
 
 
 
 def _same_host(expected: str | None, actual: str | None) -> bool:
     """Whether a reply went to the sender (unknown on either side: not compared)."""
     return expected is None or actual is None or expected.casefold() == actual.casefold()
+
+
+def _elsewhere(expected: str | None, actual: str | None) -> str:
+    """``another port`` when a reply went to the sender's host but not to its source port, else ``another host``."""
+    from mqspec.mqsd_net import split_address
+
+    try:
+        (want_host, want_port), (got_host, got_port) = split_address(expected or ""), split_address(actual or "")
+    except ValueError:
+        return "another host"
+    if want_host.casefold() == got_host.casefold() and want_port != got_port:
+        return "another port"
+    return "another host"
+
+
+def _rule_of_field(field: str, expected: TopologyServerReply) -> str:
+    """The quoted MUST of 3.2.5.1 that sets ``field`` of the reply the reference sends."""
+    top = field.split(".")[0].split("[")[0]
+    if top == "correlation_id":
+        name = "correlation"
+    elif top == "connected_networks":
+        name = "networks"
+    elif top == "connected_network_mask":
+        name = "ipx_mask" if expected.connected_network_mask else "ip_mask"
+    elif top in ("responding_site_id", "servers"):
+        name = "other_site" if expected.responding_site_id is not None else "same_site"
+    else:
+        name = "send"
+    return mqsd_server.RULES[name][1]
 
 
 def replay_for(name: str, declaration: dict[str, Any], mode: Mode, window: int, *,

@@ -110,17 +110,17 @@ class MqsdClientReplay(WindowedReplay):
             "no_server_response", "populate_directory_server_list", "populate_connected_network_identifier_list")}
 
     def owes_before(self, index: int) -> bool:
-        return self.divergence is None and bool(self.owed)
+        return not self.halted and bool(self.owed)
 
     def finish(self, end: int, clock: float | None = None) -> None:
         """The trace ended at ``clock`` (its last event, any node's): a Wait For Response Timer due
         more than the slack before then has expired (3.1.6.1), and what its expiry owes is missing."""
-        if self.divergence is None and self.behavioural:
+        if not self.halted and self.behavioural:
             self._fire(max(self.now, clock if clock is not None else self.now) - self.slack)
             self._overdue(float("inf"), end)
 
     def event(self, index: int, record: dict[str, Any]) -> None:
-        if self.divergence is not None:
+        if self.halted:
             return
         kind = record["event"]
         if kind not in ("datagram", "discover", "discovered"):

@@ -5,7 +5,8 @@ Each protocol replay (:mod:`.replay_mqsd`, :mod:`.replay_mqsd_client`, :mod:`.re
 the reference made and the trace has yet to show (``pending``: objects with ``input_index``, the
 event that made them, and ``ordinal``, which input of the node it was). An output is owed until
 the node's ``window``-th next input after its own, or the end of the trace; then it is a
-``missing-output`` (:meth:`WindowedReplay._missing` says which). The first divergence is kept.
+``missing-output`` (:meth:`WindowedReplay._missing` says which). The first divergence is kept (every
+one, with ``check --all``: :class:`~mqspec.oracle.replay.DivergenceLog`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from typing import Any
 
 from mqspec.refimpl.effects import Mode
 
-from .replay import Divergence
+from .replay import Divergence, DivergenceLog
 
 
-class WindowedReplay:
+class WindowedReplay(DivergenceLog):
     """The state and the window rule of one node's protocol replay (see the module docstring)."""
 
     def __init__(self, name: str, mode: Mode, window: int) -> None:
@@ -27,17 +28,17 @@ class WindowedReplay:
         self.pending: list[Any] = []
         self.inputs = 0
         self.checked = 0
-        self.divergence: Divergence | None = None
+        self._init_log()
         self.errata: set[str] = set()
         self.notes: list[str] = []
 
     def owes_before(self, index: int) -> bool:
         """Whether an input before ``index`` still owes an output (the checker follows the node)."""
-        return self.divergence is None and any(o.input_index < index for o in self.pending)
+        return not self.halted and any(o.input_index < index for o in self.pending)
 
     def finish(self, end: int, clock: float | None = None) -> None:
         """The trace ended: every output still owed is missing."""
-        if self.divergence is None:
+        if not self.halted:
             self._close(self.inputs + self.window + 2)
 
     def _next_input(self) -> None:
@@ -55,7 +56,3 @@ class WindowedReplay:
 
     def _missing(self, owed: Any) -> Divergence:
         raise NotImplementedError
-
-    def _diverge(self, divergence: Divergence) -> None:
-        if self.divergence is None or divergence.index < self.divergence.index:
-            self.divergence = divergence

@@ -458,3 +458,18 @@ def test_an_output_sent_twice_is_blamed_on_the_clause_that_sends_it_once(site_tr
     d = verdict(dump([*site_trace[:i + 1], site_trace[i], *site_trace[i + 1:]])).divergence
     assert (d.index, d.kind, d.clause.section) == (i + 1, "unexpected-output", "3.2.7.3")
     assert "a second time" in d.summary
+
+
+def test_check_all_goes_on_past_the_first_divergence_of_a_replication_server(small):
+    """With every divergence asked for, two wrong snapshots of one MC-MQDSRP node are both reported, each
+    naming the handler that set the field, the count says two; the first is the one the default reports."""
+    from mqspec.oracle.check import check as check_lines
+
+    first, last = indices(small, "snapshot")[-2:]
+    pid = next(p for p, v in small[last]["state"]["partitions"].items() if int(v["last_seq"]) > 0)
+    wrong = mut.perturb(mut.perturb(small, first, ("partitions", pid, "last_seq")), last,
+                        ("partitions", pid, "last_seq"))
+    report = check_lines(dump(wrong).splitlines(keepends=True), all_divergences=10, coverage=False).traces[0]
+    assert [(d.index, d.kind) for d, _ in report.divergences] == [(first, "state"), (last, "state")]
+    assert report.divergence_count == 2 and all(d.clause is not None for d, _ in report.divergences)
+    assert verdict(dump(wrong)).divergence.index == first == report.divergence.index
