@@ -105,7 +105,7 @@ def update_queue_manager(qm: QueueManager, ctx: Context, new: Mapping[str, objec
 
 
 def _changes(ctx: Context, new: Mapping[str, object], present: set[str], erratum: str) -> dict[str, object]:
-    if ctx.literal:
+    if ctx.literal:  # clarification E-232 (the caller's erratum, which ctx.clarify reports)
         return dict(new)
     absent = [name for name in new if name not in present]
     if absent:

@@ -174,7 +174,7 @@ def dispatch_change_notification(
     # parsing takes exactly that shape, clarified parsing tolerates any tail; a body that does
     # not parse (the text has no rule for it) is disregarded and the loop goes on
     try:
-        notification = mqcn.decode_body(message.body, lenient=ctx.clarified)
+        notification = mqcn.decode_body(message.body, lenient=ctx.clarified)  # clarification E-240
     except DecodeError as exc:
         ctx.emit(Disregarded(qm.machine_name, "3.2.5", f"the body is not a Change Notification Message: {exc}"))
         return
@@ -444,7 +444,7 @@ def process_change_notification_v2(
                 return
         delete_queue(qm, ctx, guid, skip_directory=True)
     else:  # Event.MACHINE_CHANGED
-        if guid != qm.identifier and ctx.clarified:
+        if guid != qm.identifier and ctx.clarified:  # clarification E-236
             ctx.clarify("E-236", f"machine {guid} is not {qm.identifier}")
             ctx.emit(Disregarded(qm.machine_name, "3.2.5.2", f"event 4 names machine {guid}, not this one"))
             return
@@ -518,10 +518,10 @@ def refresh_public_queues(qm: QueueManager, ctx: Context, directory: DirectoryRe
         if values is not None:
             update_queue(qm, ctx, queue, values, {n for n, v in values.items() if v is not None},
                          identifier=queue.identifier)
-        elif ctx.clarified:
+        elif ctx.clarified:  # clarification E-249
             ctx.clarify("E-249", f"queue {queue.identifier} is gone from {server}")
             delete_queue(qm, ctx, queue.identifier, skip_directory=True)
-    if ctx.clarified:
+    if ctx.clarified:  # clarification E-249: queues of this manager the collection lacks are created
         for guid in directory.queues_owned_by(server, qm.identifier, qm.machine_name):
             if guid in qm.queue_collection:
                 continue

@@ -211,7 +211,7 @@ def handle_directory_sync(
         # clarification E-112: Create Directory Object gets no iGuidIdentifier, so a replica would
         # give the object a GUID of its own and later changes by GUID would miss it
         status = mqds.create_directory_object(qm, ctx, object_type, path_name, properties, partition.partition_id,
-                                              seq_number, False, guid=guid if ctx.clarified else None)
+                                              seq_number, False, guid=guid if ctx.clarified else None)  # E-112
     elif status == st.MQ_OK:
         # E-161: the text passes no iGuidIdentifier, leaving a GUID-named sync change no name
         status = mqds.update_directory_object(qm, ctx, object_type, path_name, guid, properties,
@@ -365,7 +365,7 @@ def handle_site_update(
         # clarification E-114: a sync change names the site by GuidIdentifier and carries no
         # PROPID_S_SITEID (3.2.7.8's DirectoryChangePropID for MQDS_SITE lacks it)
         partition_id = prop_value(properties, P["PROPID_S_SITEID"])
-        if partition_id is None and ctx.clarified:
+        if partition_id is None and ctx.clarified:  # clarification E-114
             partition_id = guid
         if partition_id is None:
             return st.MQ_OK, need_flush  # literal: the new partition has no identifier to take

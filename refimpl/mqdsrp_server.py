@@ -76,7 +76,7 @@ def receive_change_propagation(qm: QueueManager, ctx: Context, message: ChangePr
             partition.allowed_purge_seq_number = seq_number.purged_seq_number
         if seq_number.last_seq_number <= partition.last_seq_number:
             continue
-        if ctx.literal:
+        if ctx.literal:  # the clarified branches below: E-264
             if seq_number.last_seq_number < partition.change_missing_window:
                 continue
         elif partition.change_missing_window == MAX_SEQ_NUMBER:
@@ -213,7 +213,7 @@ def receive_sync_request(qm: QueueManager, ctx: Context, message: SyncRequestMes
     for object_type in _sync_object_types(qm, ctx, partition):
         changes.extend(lookup_directory_objects(qm, ctx, partition, object_type, from_seq, to_seq, message.scope))
     for deleted in qm.deleted_objects:
-        if ctx.clarified and not (
+        if ctx.clarified and not (  # clarification E-118
             deleted.partition_id == partition.partition_id and from_seq <= deleted.seq_number <= to_seq
         ):
             # clarification E-118: the text copies every tombstone of every partition, relabelled
@@ -254,7 +254,7 @@ def reply_purged_seq_number(qm: QueueManager, ctx: Context, partition: Directory
     gives the larger of its PurgedSeqNumber and its AllowedPurgeSeqNumber, the value its SeqNumberHeader
     gives its BSCs for that partition (3.3.7.2); see E-314.
     """
-    if ctx.literal or qm.is_authority_of(partition):
+    if ctx.literal or qm.is_authority_of(partition):  # clarification E-314 (below)
         return partition.purged_seq_number
     # clarification E-314: a BSC purges up to the AllowedPurgeSeqNumber its PSC's headers give it
     # (3.1.7.2.9) and then sets its PurgedSeqNumber (E-133); a PSC that has not purged that far

@@ -137,7 +137,7 @@ def get_directory_server_list(
     client.request_id = new_guid()  # "MUST create a new GUID and assign it to the RequestID"
     client.current_network_index = 0
     client.topology_server_reply_received = False
-    if ctx.clarified:
+    if ctx.clarified:  # clarification E-204
         client.earlier_network_reply = None  # E-204: replies of an earlier event do not count
     send_topology_client_request(client, ctx)
 

@@ -70,8 +70,8 @@ class InvalidCase:
     offset: int | None = None
     lenient: bool = False
     entry: str = "message"
-    #: the errata entry that makes the refusal mqspec's policy rather than a MUST of the text
-    policy: str | None = None
+    #: the register entries the refusal rests on rather than a MUST of the text (E-020: mqspec's policy)
+    rests_on: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -90,7 +90,7 @@ class CodecVector:
     expected: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     canonical: bool = False
-    policy: str | None = None
+    rests_on: tuple[str, ...] = ()
 
 
 def split_section(section: str) -> tuple[str, str]:
@@ -135,7 +135,7 @@ def invalid_vector(case: InvalidCase) -> CodecVector:
                              f"the decoder says {err.field} at {err.offset}") from None
         document, section = split_section(err.section)
         return CodecVector(case.protocol, case.name, case.entry, case.lenient, False, document, section,
-                           case.description, case.data, error=error_json(err), policy=case.policy)
+                           case.description, case.data, error=error_json(err), rests_on=case.rests_on)
     raise ValueError(f"{case.name}: the bytes decode, but the case says {case.field} is broken")
 
 

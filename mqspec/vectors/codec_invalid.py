@@ -66,8 +66,9 @@ def patched(data: bytes, offset: int, new: bytes) -> bytes:
     return data[:offset] + new + data[offset + len(new):]
 
 
-def _d(name: str, data: bytes, field: str, offset: int | None, description: str) -> InvalidCase:
-    return InvalidCase("mqdsrp", name, data, field, description, offset)
+def _d(name: str, data: bytes, field: str, offset: int | None, description: str,
+       rests_on: tuple[str, ...] = ()) -> InvalidCase:
+    return InvalidCase("mqdsrp", name, data, field, description, offset, rests_on=rests_on)
 
 
 def mqdsrp_invalid() -> list[InvalidCase]:
@@ -116,7 +117,7 @@ def mqdsrp_invalid() -> list[InvalidCase]:
                                                   ZERO_SEQ * 2), "SeqNumberHeader.Count", 21,
            "SeqNumberHeader.Count 5 with one PARTITION_SEQ_NUMBERS."),
         _d("seq-number-header-missing", h("00", SITE_LE, "00", "00", "0000"), "SeqNumberHeader.Count", 21,
-           "A ChangePropagationMessage that ends after its changes lacks its SeqNumberHeader (E-016)."),
+           "A ChangePropagationMessage that ends after its changes lacks its SeqNumberHeader (E-016).", ("E-016",)),
         _d("machine-name-with-zero-count", h("00", SITE_LE, "00", "00", "0000", "0000", label("M")),
            "ChangePropagationMessage", 23, 'MachineName "MUST NOT be present if Count is set to 0x0000".'),
         _d("is-sync0-02", patched(g["SyncRequestMessage"], 58, b"\x02"), "SyncRequestMessage.IsSync0", 58,
@@ -129,7 +130,8 @@ def mqdsrp_invalid() -> list[InvalidCase]:
            "SyncReplyHeader.CompleteSync0", 62, 'CompleteSync0 "MUST be set to one of the following values" (E-014).'),
         *(_d(f"psc-name-offset-{o:x}", patched(g["ChangeRequestMessage"], 38, o.to_bytes(4, "little")),
              "ChangeRequestHeader.PSCNameOffset", 38,
-             "A nonzero PSCNameOffset must be RequesterName's WCHAR length plus one (E-013).") for o in (1, 0xFFFFFFFF)),
+             "A nonzero PSCNameOffset must be RequesterName's WCHAR length plus one (E-013).", ("E-013",))
+          for o in (1, 0xFFFFFFFF)),
         _d("psc-name-offset-zero-with-psc-name", patched(g["ChangeRequestMessage"], 38, bytes(4)),
            "DirectoryChange.Command", 52, "With PSCNameOffset 0 a PSCName left there is read as the change."),
     ]
@@ -164,8 +166,9 @@ def mqdsrp_invalid() -> list[InvalidCase]:
     return cases
 
 
-def _s(name: str, data: bytes, field: str, offset: int | None, description: str, lenient: bool = False) -> InvalidCase:
-    return InvalidCase("mqsd", name, data, field, description, offset, lenient)
+def _s(name: str, data: bytes, field: str, offset: int | None, description: str, lenient: bool = False, *,
+       rests_on: tuple[str, ...] = ()) -> InvalidCase:
+    return InvalidCase("mqsd", name, data, field, description, offset, lenient, rests_on=rests_on)
 
 
 def _reply(*, count: int = 1, mask: int = 0, size: int | None = None, networks: int | None = None,
@@ -187,12 +190,12 @@ def mqsd_invalid() -> list[InvalidCase]:
         _s("request-version", b"\x01" + req[1:], "TopologyPacketHeader.Version", 0, "A client MUST zero Version."),
         # no MUST binds a reply's Version and Reserved: refusing them is mqspec's policy (E-020)
         attrs.evolve(_s("reply-version", b"\x01" + rep[1:], "TopologyPacketHeader.Version", 0,
-                        "Strictly a reply's Version is 0: mqspec's policy, no MUST (E-020)."), policy="E-020"),
+                        "Strictly a reply's Version is 0: mqspec's policy, no MUST (E-020)."), rests_on=("E-020",)),
         _s("request-reserved", req[:2] + b"\x00\x80" + req[4:], "TopologyPacketHeader.Reserved", 2,
            "Reserved MUST be 0x0000."),
         attrs.evolve(_s("reply-reserved", REPLY_OTHER_SITE[:2] + b"\x00\x80" + REPLY_OTHER_SITE[4:],
                         "TopologyPacketHeader.Reserved", 2,
-                        "Strictly a reply's Reserved is 0: mqspec's policy, no MUST (E-020)."), policy="E-020"),
+                        "Strictly a reply's Reserved is 0: mqspec's policy, no MUST (E-020)."), rests_on=("E-020",)),
         *(_s(f"type-{t:02x}", b"\x00" + bytes([t]) + req[2:], "TopologyPacketHeader.Type", 1,
              "Type is 0x01 or 0x02.") for t in (0, 3)),
         _s("lenient-type-ff", b"\x00\xff" + req[2:], "TopologyPacketHeader.Type", 1,
@@ -209,7 +212,8 @@ def mqsd_invalid() -> list[InvalidCase]:
         _s("request-trailing-after-ipx", req + struct.pack("<III", 2, 7, 8) + b"\x01", "TopologyClientRequest", 64,
            "Bytes after the IPX network numbers."),
         *(_s(f"request-partial-ipx-tail-{n}", req + b"\x01" + bytes(n - 1), "TopologyClientRequest.IPXNetworkCount", 52,
-             "Strictly, 1..7 bytes after the IP form are a cut IPX count or array (E-021).") for n in (1, 7)),
+             "Strictly, 1..7 bytes after the IP form are a cut IPX count or array (E-021).", rests_on=("E-021",))
+          for n in (1, 7)),
         *(_s(f"reply-cut-{n}", rep[:n], f"TopologyServerReply.{f}", o, "A reply cut inside its fixed fields.")
           for n, f, o in ((4, "CorrelationID", 4), (22, "ConnectedNetworkCount", 20), (24, "ConnectedNetworkMask", 24),
                           (31, "DirectoryServiceServerSize", 28))),
@@ -224,7 +228,7 @@ def mqsd_invalid() -> list[InvalidCase]:
         _s("reply-trailing-local-site", rep + bytes.fromhex(SITE_LE), "TopologyServerReply", 48,
            "With DirectoryServiceServerSize 0 no RespondingSiteID may follow."),
         _s("reply-missing-responding-site", REPLY_OTHER_SITE[:56], "TopologyServerReply.RespondingSiteID", 48,
-           "A non-zero DirectoryServiceServerSize needs RespondingSiteID (E-024)."),
+           "A non-zero DirectoryServiceServerSize needs RespondingSiteID (E-024).", rests_on=("E-024",)),
         _s("reply-server-size-beyond-bytes", REPLY_OTHER_SITE[:28] + struct.pack("<I", 20) + REPLY_OTHER_SITE[32:],
            "TopologyServerReply.DirectoryServiceServerSize", 28, "20 bytes declared, 18 left."),
         _s("reply-trailing-after-array", REPLY_OTHER_SITE + b"\x00\x00", "TopologyServerReply", 82,
@@ -269,8 +273,8 @@ def _body(event: str = "2", guid: str = "e6eaba61-d1c6-11db-baac-0003ff4e2d22", 
 
 
 def _c(name: str, data: bytes, field: str, offset: int | None, description: str, *, lenient: bool = False,
-       entry: str = "message") -> InvalidCase:
-    return InvalidCase("mqcn", name, data, field, description, offset, lenient, entry)
+       entry: str = "message", rests_on: tuple[str, ...] = ()) -> InvalidCase:
+    return InvalidCase("mqcn", name, data, field, description, offset, lenient, entry, rests_on)
 
 
 def mqcn_invalid() -> list[InvalidCase]:
@@ -293,7 +297,8 @@ def mqcn_invalid() -> list[InvalidCase]:
         _c("empty", b"", "ChangeNotificationMessage.Version", 0, "An empty message."),
         _c("v1-no-count", b"\x01", "ChangeNotificationMessage.NumberOfUpdateNotifications", 1, "A message cut after Version."),
         _c("v2-no-body", b"\x02\x01", "NotificationBody.Open", 2, "A version 0x02 message with no body."),
-        _c("v2-odd-body", b"\x02\x01\x3c", "NotificationBody", 2, "A body of an odd number of bytes (E-035)."),
+        _c("v2-odd-body", b"\x02\x01\x3c", "NotificationBody", 2, "A body of an odd number of bytes (E-035).",
+           rests_on=("E-035",)),
         _c("second-update-command", b"\x01\x02" + u + bad_command, "NotificationUpdate.Command", 2 + len(u),
            "A bad field in the second update names Data[1] and its absolute offset."),
         _c("command-03", b"\x01\x01\x03" + u[1:], "NotificationUpdate.Command", 2, "Command MUST be 0x00..0x02."),
@@ -307,7 +312,7 @@ def mqcn_invalid() -> list[InvalidCase]:
         _c("property-value-cut", b"\x01\x01" + label_update[:-2], "NotificationUpdate.PropertyValue[0]", None,
            "A PROPVALUE cut short (MS-MQCN 2.2.3)."),
         _c("abnf-guid-form", _body(guid="E6EABA61-D1C6-11DB-0003FF4E2D22"), "NotificationBody.ObjectGuid", guid_offset,
-           "The ABNF's 8-4-4-12 form is 28 digits, no GUID (E-031)."),
+           "The ABNF's 8-4-4-12 form is 28 digits, no GUID (E-031).", rests_on=("E-031",)),
         *(_c(f"event-{name}", _body(event=e), "NotificationBody.Event", event_offset, "Event MUST be 1, 2, 3, or 4.")
           for name, e in (("0", "0"), ("5", "5"), ("a", "a"), ("empty", ""))),
         _c("event-12", _body(event="12"), "NotificationBody.EventEnd", event_offset + 2, "Event is one digit."),
@@ -317,9 +322,10 @@ def mqcn_invalid() -> list[InvalidCase]:
         _c("dc-latin1", _body(dc="dc\u00e9"), "NotificationBody.DomainController", None, "U+00E9 is not a VCHAR."),
         _c("dc-cjk", _body(dc="dc\u4e2d"), "NotificationBody", None, "U+4E2D is outside the ABNF's alphabet."),
         _c("body-terminator", _body(tail="\x00"), "NotificationBody.Close", None,
-           "A UTF-16 terminator is not part of the ABNF (E-035)."),
+           "A UTF-16 terminator is not part of the ABNF (E-035).", rests_on=("E-035",)),
+        # ABNF quoted strings are case-insensitive (RFC 5234 2.3): refusing "<event>" is mqspec's policy (E-032)
         _c("tag-case", _body().replace(_w("<Event>"), _w("<event>")), "NotificationBody.Open", 2,
-           "Tags are exact (E-032)."),
+           "Tags are matched exactly as printed: mqspec's policy, no MUST (E-032).", rests_on=("E-032",)),
         _c("whitespace", _body().replace(_w("</Event>"), _w("</Event>\r\n")), "NotificationBody.EventEnd", event_offset + 2,
            "No whitespace between elements (E-038)."),
         _c("body-cut", b"\x02\x01" + _w("<Notification><Event>2</Event>"), "NotificationBody.EventEnd", event_offset + 2,

@@ -40,6 +40,7 @@ from mqspec.refimpl.mqdsrp_state import (
     Role,
 )
 
+from .readings import differing_entries, resting_entries, traced
 from .state import (
     arg_from_json,
     arg_to_json,
@@ -152,6 +153,8 @@ class Situation:
     build: Callable[[], tuple[Any, dict[str, Any]]]
     now: float = 0.0
     document: str = DOC
+    #: register entries the outcome rests on in both readings that no effect names (modelling of a state)
+    rests_on: tuple[str, ...] = ()
 
 
 SITUATIONS: list[Situation] = []
@@ -177,28 +180,31 @@ def document_module(document: str) -> Any:
     return {handlers_mqsd.DOC: handlers_mqsd, handlers_mqcn.DOC: handlers_mqcn}[document]
 
 
-def document_situation(document: str, handler: str, name: str, *,
-                       now: float = 0.0) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a situation of another document's handler; as :func:`situation` otherwise."""
+def document_situation(document: str, handler: str, name: str, *, now: float = 0.0,
+                       rests_on: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a situation of another document's handler; as :func:`situation` otherwise (``rests_on``:
+    the register entries its outcome rests on that no effect names)."""
     if handler not in document_module(document).TABLE:
         raise KeyError(f"no handler {handler!r} in the {document} vector handler table")
 
     def register(build: Callable[..., Any]) -> Callable[..., Any]:
         description = (build.__doc__ or "").strip().splitlines()[0]
-        SITUATIONS.append(Situation(handler, name, description, build, now, document))
+        SITUATIONS.append(Situation(handler, name, description, build, now, document, rests_on))
         return build
 
     return register
 
 
-def mqsd_situation(handler: str, name: str, *, now: float = 0.0) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def mqsd_situation(handler: str, name: str, *, now: float = 0.0,
+                   rests_on: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register an MS-MQSD situation (:mod:`.handlers_mqsd`)."""
-    return document_situation("MS-MQSD", handler, name, now=now)
+    return document_situation("MS-MQSD", handler, name, now=now, rests_on=rests_on)
 
 
-def mqcn_situation(handler: str, name: str, *, now: float = 0.0) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def mqcn_situation(handler: str, name: str, *, now: float = 0.0,
+                   rests_on: tuple[str, ...] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register an MS-MQCN situation (:mod:`.handlers_mqcn`)."""
-    return document_situation("MS-MQCN", handler, name, now=now)
+    return document_situation("MS-MQCN", handler, name, now=now, rests_on=rests_on)
 
 
 def all_situations() -> list[Situation]:
@@ -257,7 +263,11 @@ BOTH = "both"
 
 @attrs.frozen
 class HandlerVector:
-    """The four JSON documents of one handler vector, and where it sits (``mode``: a Mode value or "both")."""
+    """The four JSON documents of one handler vector, and where it sits (``mode``: a Mode value or "both").
+
+    ``rests_on``: the register entries the case's outcome rests on rather than a MUST (ids);
+    ``differs_by``: for a case whose two readings differ, the entries that make them differ.
+    """
 
     situation: Situation
     mode: str
@@ -265,6 +275,10 @@ class HandlerVector:
     event: dict[str, Any]
     post: dict[str, Any]
     effects: dict[str, Any]
+    rests_on: tuple[str, ...] = ()
+    differs_by: tuple[str, ...] = ()
+    #: the reading tests the run passed and what followed each (mqspec.vectors.readings.traced)
+    passed: dict[Any, Any] = attrs.field(factory=dict, eq=False, repr=False)
 
     @property
     def section(self) -> str:
@@ -287,29 +301,35 @@ def build_vector(s: Situation, mode: Mode) -> HandlerVector:
                                encode=module.encode_arg)
         if module.state_to_json(module.state_from_json(pre)) != pre:
             raise ValueError(f"{s.handler}/{s.name}: the state does not survive its JSON form")
-        outcome = run_event(pre, event)
-        return HandlerVector(s, mode.value, pre, event, outcome["post"],
-                             {"effects": outcome["effects"], "returned": outcome["returned"]})
-    qm, args = s.build()
-    spec = HANDLERS[s.handler]
-    pre = qm_to_json(qm)
-    event = event_json(spec, qm, args, mode, s.now)
-    if qm_to_json(qm_from_json(pre)) != pre:
-        raise ValueError(f"{s.handler}/{s.name}: the state does not survive its JSON form")
-    outcome = run_event(pre, event)
+    else:
+        qm, args = s.build()
+        pre = qm_to_json(qm)
+        event = event_json(HANDLERS[s.handler], qm, args, mode, s.now)
+        if qm_to_json(qm_from_json(pre)) != pre:
+            raise ValueError(f"{s.handler}/{s.name}: the state does not survive its JSON form")
+    outcome, passed = traced(lambda: run_event(pre, event))
     return HandlerVector(s, mode.value, pre, event, outcome["post"],
-                         {"effects": outcome["effects"], "returned": outcome["returned"]})
+                         {"effects": outcome["effects"], "returned": outcome["returned"]}, passed=passed)
 
 
 def handler_vectors() -> Iterator[HandlerVector]:
-    """Every situation: one vector of mode "both" when the two readings agree, else clarified then literal."""
+    """Every situation: one vector of mode "both" when the two readings agree, else clarified then literal.
+
+    Each names the register entries it rests on (the situation's, and those its effects carry); a
+    pair also names the entries that make the readings differ, and the clarified case rests on them
+    (:mod:`mqspec.vectors.readings`).
+    """
     for s in all_situations():
         clarified, literal = build_vector(s, Mode.CLARIFIED), build_vector(s, Mode.LITERAL)
+        own = {*s.rests_on, *resting_entries(clarified.effects["effects"])}
         if (clarified.post, clarified.effects) == (literal.post, literal.effects):
-            yield attrs.evolve(clarified, mode=BOTH, event={**clarified.event, "mode": BOTH})
+            yield attrs.evolve(clarified, mode=BOTH, event={**clarified.event, "mode": BOTH}, rests_on=tuple(sorted(own)))
         else:
-            yield clarified
-            yield literal
+            differ = tuple(differing_entries(clarified.passed, literal.passed,
+                                             resting_entries(clarified.effects["effects"])))
+            yield attrs.evolve(clarified, rests_on=tuple(sorted({*own, *differ})), differs_by=differ)
+            theirs = {*s.rests_on, *resting_entries(literal.effects["effects"])}
+            yield attrs.evolve(literal, rests_on=tuple(sorted(theirs)), differs_by=differ)
 
 
 def event_modes(event: dict[str, Any]) -> list[dict[str, Any]]:

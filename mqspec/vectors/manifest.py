@@ -30,6 +30,13 @@ _COMMON: dict[str, Any] = {
     "description": {"type": "string"},
     "files": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+\\.(bin|json|ndjson)$"}},
 }
+#: a register entry a case rests on (mqspec.errata.mark): its id, kind and title
+MARK = {"type": "object", "required": ["id", "kind", "title"], "additionalProperties": False,
+        "properties": {"id": {"type": "string", "pattern": "^E-[0-9]{3}$"},
+                       "kind": {"enum": ["erratum", "clarification", "policy", "modelling"]},
+                       "title": {"type": "string", "minLength": 1}}}
+MARKS = {"type": "array", "items": {"$ref": "#/$defs/mark"},
+         "description": "register entries (errata register) the case rests on rather than a MUST of the text"}
 _COMMON_REQUIRED = ["format", "mqspec", "kind", "case", "name", "document", "section", "description", "files"]
 
 
@@ -56,15 +63,20 @@ MANIFEST_SCHEMA: dict[str, Any] = {
             "outcome": {"enum": ["valid", "invalid"]},
             # valid cases only: whether encoding the decoded message gives input.bin back
             "canonical": {"type": "boolean"},
-            # invalid cases only: the errata entry that makes the refusal mqspec's policy, not a MUST
-            "policy": {"type": "string", "pattern": "^E-[0-9]{3}$"},
-        }, optional=("canonical", "policy")),
+            # invalid cases only: the register entries the refusal rests on rather than a MUST
+            "rests_on": MARKS,
+        }, optional=("canonical", "rests_on")),
         "handler": _kind("handler", {
             "handler": {"type": "string", "minLength": 1},
             "situation": {"type": "string", "minLength": 1},
             # both: the clarified and the literal reading give this same outcome
             "mode": {"enum": ["clarified", "literal", "both"]},
-        }),
+            "rests_on": MARKS,
+            # a -clarified / -literal pair: the register entries that make the two readings differ
+            "differs_by": {**MARKS, "description": "the register entries whose clarified reading makes this case "
+                                                   "differ from its other reading"},
+        }, optional=("rests_on", "differs_by")),
+        "mark": MARK,
         "scenario": _kind("scenario", {
             "source": {"enum": ["example", "counterexample", "fault"]},
             "scenario": {"type": "string", "minLength": 1},

@@ -13,7 +13,7 @@ from mqspec.model.propids import PROPIDS, ObjectType
 from mqspec.model.propvalue import Property
 from mqspec.refimpl.effects import Context
 from mqspec.refimpl.mqcn_client import DirectoryObject, NotificationClient, Operation
-from mqspec.refimpl.mqcn_server import server_initialization
+from mqspec.refimpl.mqcn_server import BATCH_OVERFLOW, server_initialization
 from mqspec.refimpl.mqcn_state import AuthenticationLevel, MappingDirectory, Queue, QueueManager, ReceivedMessage, ServerOptions
 
 from .handlers import mqcn_situation as situation
@@ -89,7 +89,8 @@ def _init():
     return _qm(opened=False), {}
 
 
-@situation("server_initialization", "workgroup-mode")
+# what "this protocol cannot work correctly" does in workgroup mode is mqspec's modelling (E-241)
+@situation("server_initialization", "workgroup-mode", rests_on=("E-241",))
 def _init_workgroup():
     """In workgroup mode the notification queue is not created and nothing is initialized (note <8>)."""
     return _qm(opened=False, workgroup=True), {}
@@ -175,12 +176,22 @@ def _defer():
     return _qm(batching=True), {"message": _received(_v1(_create()))}
 
 
-@situation("batch_timer_expired", "refreshes-from-the-directory", now=60.0)
+@situation("batch_timer_expired", "processes-the-held-message", now=60.0)
 def _batch_expired():
-    """The batch timer refreshes the public queues from the directory server and empties the batch."""
+    """The batch timer processes the one message it held (fewer than 100 arrived, note <3>) and empties the batch."""
     qm = _qm(batching=True, queues=(_queue(),))
     qm.batch = [_received(_v1(_change(PROPID_Q_LABEL="held")))]
     qm.batch_count, qm.batch_timer_running = 1, True
+    return qm, {"directory": _directory("refreshed")}
+
+
+@situation("batch_timer_expired", "refreshes-after-100-messages", now=60.0)
+def _batch_overflow():
+    """After 100 or more held messages the batch timer ignores them and refreshes the public queues from the
+    directory server (note <3>), then empties the batch."""
+    qm = _qm(batching=True, queues=(_queue(),))
+    qm.batch = [_received(_v1(_change(PROPID_Q_LABEL=f"held{i}"))) for i in range(BATCH_OVERFLOW)]
+    qm.batch_count, qm.batch_timer_running = BATCH_OVERFLOW, True
     return qm, {"directory": _directory("refreshed")}
 
 

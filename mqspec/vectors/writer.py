@@ -32,6 +32,7 @@ from typing import Any
 import attrs
 
 from mqspec import __version__, json64
+from mqspec.errata import marks
 from mqspec.wording import plural
 
 from .handler_schema import HANDLER_SCHEMA
@@ -106,8 +107,8 @@ def codec_cases(*, reduced: bool = False) -> Iterator[Case]:
             fields["canonical"] = v.canonical
         else:
             files["error.json"] = dump_json(v.error)
-            if v.policy:
-                fields["policy"] = v.policy
+            if v.rests_on:
+                fields["rests_on"] = marks(v.rests_on)
         yield Case(f"codec/{v.protocol}/{outcome}/{v.name}", "codec", v.name, v.document, v.section, v.description,
                    files, fields)
 
@@ -122,8 +123,13 @@ def handler_cases() -> Iterator[Case]:
         where = v.section if v.document == DOC else f"{v.document.lower()}/{v.section}"
         files = {"pre.json": dump_json(v.pre), "event.json": dump_json(v.event), "post.json": dump_json(v.post),
                  "effects.json": dump_json(v.effects)}
+        fields: dict[str, Any] = {"handler": s.handler, "situation": s.name, "mode": v.mode}
+        if v.rests_on:
+            fields["rests_on"] = marks(v.rests_on)
+        if v.differs_by:
+            fields["differs_by"] = marks(v.differs_by)
         yield Case(f"handler/{where}/{s.handler}/{name}", "handler", name, v.document, v.section, s.description, files,
-                   {"handler": s.handler, "situation": s.name, "mode": v.mode})
+                   fields)
 
 
 def scenario_case(v: Any) -> Case:

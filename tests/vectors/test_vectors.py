@@ -411,15 +411,17 @@ def test_scenario_vectors_cover_examples_counterexamples_and_faults(tree: Path):
 
 
 def test_policy_cases_are_the_refusals_no_must_requires(tree: Path):
-    """Only the strict refusals of a reply's Version and Reserved are marked as mqspec's policy, citing E-020."""
-    from mqspec import errata
-
-    marked = {m["case"]: m["policy"] for m in manifests(tree) if "policy" in m}
-    assert marked == {"codec/mqsd/invalid/reply-version": "E-020", "codec/mqsd/invalid/reply-reserved": "E-020"}
-    entry = errata.by_id()["E-020"]
-    assert (entry.document, entry.section, entry.kind) == ("MS-MQSD", "2.2.1", "policy")
-    for case in marked:
+    """Codec cases refused by mqspec's policy rather than a MUST carry the entry and its kind: a reply's Version and
+    Reserved (E-020), a tag in another case (E-032, ABNF strings being case-insensitive, row 7)."""
+    marked = {m["case"]: [(r["id"], r["kind"]) for r in m["rests_on"]] for m in manifests(tree)
+              if m["kind"] == "codec" and "rests_on" in m}
+    policy = {case: found for case, found in marked.items() if any(kind == "policy" for _, kind in found)}
+    assert policy == {"codec/mqsd/invalid/reply-version": [("E-020", "policy")],
+                      "codec/mqsd/invalid/reply-reserved": [("E-020", "policy")],
+                      "codec/mqcn/invalid/tag-case": [("E-032", "policy")]}, policy
+    for case in policy:
         assert "policy" in json.loads((tree / case / "manifest.json").read_text())["description"]
+    assert all(not m.get("rests_on") for m in manifests(tree) if m["kind"] == "codec" and m["outcome"] == "valid")
 
 
 def test_propids_json_sizes_every_property_of_the_valid_vectors(tree: Path):
