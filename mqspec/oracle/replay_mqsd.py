@@ -11,8 +11,9 @@ datagram (or its ``window``-th next, the header's window) or the end of the trac
 * a reply where the reference is silent (a malformed datagram, a reply, another enterprise) is
   an ``unexpected-output`` naming the rule that discards the packet and the register entry it
   rests on, since no MUST of the text forbids the reply (3.2.5 with policy E-211, 3.2.5.1 with
-  clarification E-210, errata E-208 / E-209); a second reply to one request breaks 3.2.5 ("sends
-  a TopologyServerReply packet and then immediately returns to listening");
+  clarification E-210, errata E-208 / E-209); a second reply to one request, or a reply nobody asked
+  for, departs from the loop 3.2.5 describes ("sends a TopologyServerReply packet and then
+  immediately returns to listening"), which no MUST states: it rests on policy E-216;
 * a reply with other fields (CorrelationID, a server list in a same-site reply, the mask over IP
   or IPX) is ``output-differs`` with the field-level diff, naming 3.2.5.1; a reply sent to
   another host, or to another port of the sender, than the request's source is ``output-differs``
@@ -193,8 +194,10 @@ class MqsdServerReplay(WindowedReplay):
         cause = self.last_input
         entries: tuple[str, ...] = ()
         if cause is not None and cause in self.answered:
-            why, clause = ("the reference sends one reply to a request and returns to listening (3.2.5)",
-                           clause_at("MS-MQSD 3.2.5"))
+            # no MUST forbids a second reply: mqspec holds the server to 3.2.5's loop (policy E-216)
+            why, clause = ("the reference sends one reply to a request and returns to listening (3.2.5; "
+                           "no MUST forbids a second reply: it rests on E-216)", clause_at("MS-MQSD 3.2.5"))
+            entries = ("E-216",)
         elif self.last_discard is not None and cause is not None:
             discard = self.last_discard
             rests = f"; no MUST forbids a reply: it rests on {discard.erratum}" if discard.erratum else ""
@@ -202,7 +205,9 @@ class MqsdServerReplay(WindowedReplay):
             clause = clause_at(discard.section)
             entries = (discard.erratum,) if discard.erratum else ()
         else:
-            why, clause = "the reference sends nothing unasked (3.2.5)", clause_at("MS-MQSD 3.2.5")
+            why, clause = ("the reference sends nothing unasked (3.2.5; no MUST forbids it: it rests on E-216)",
+                           clause_at("MS-MQSD 3.2.5"))
+            entries = ("E-216",)
         self._diverge(Divergence(
             index, self.name, "unexpected-output", f"{self.name} sends a {type(actual).__name__}; {why}",
             actual=to_json(actual), clause=clause, cause=cause, rests_on=entries))

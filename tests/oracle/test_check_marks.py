@@ -144,3 +144,16 @@ def test_check_all_is_bounded_by_limit_and_still_counts_them_all(tmp_path):
     assert len(trace["divergences"]) == 2 and trace["divergence_count"] == 3
     text = CliRunner().invoke(check_command, [str(path), "--no-coverage", "--all", "--limit", "2"]).stdout
     assert "3 divergences (the first 2 listed)" in text
+
+
+def test_a_second_reply_or_an_unasked_reply_rests_on_the_e216_policy():
+    """No MUST forbids a second reply to one request, or a reply nobody asked for: check still reports both
+    (3.2.5's loop) but marks them policy E-216, not a MUST."""
+    same = request(rid="twice")
+    good = mqsd.encode(reference_reply(same))
+    second = verdict(server_trace(exchange(mqsd.encode(same), good) + [exchange(mqsd.encode(same), good)[1]]))
+    unasked = verdict(server_trace([exchange(mqsd.encode(same), good)[1]]))
+    for report in (second, unasked):
+        d = report.divergence
+        assert (d.kind, d.clause.section, d.rests_on) == ("unexpected-output", "3.2.5", ("E-216",))
+        assert report.to_json()["divergence"]["rests_on"][0]["kind"] == "policy"
