@@ -121,15 +121,17 @@ def test_udp_only_capture_accounts_for_every_frame(tmp_path):
         udp_frame("10.0.0.1", 1801, "10.0.0.2", 1801, b"\x00"),
     ]
     rows, summary = scan(tmp_path, frames)
-    assert summary.frames == 4 == summary.decoded + summary.errors + summary.skipped_frames
-    assert summary.frame_uses["skipped: not port 1801"] == 1 and summary.frame_uses["skipped: not IP"] == 1
+    assert summary.frames == 4 == summary.decoded + summary.errors + sum(summary.skipped.values())
+    assert summary.skipped == {"other port": 1, "not IP": 1} and summary.used == {"mqsd datagram": 2}
 
 
 def test_datagram_cut_by_the_snap_length_is_an_error_row(tmp_path):
     """A datagram the capture kept only part of is reported, not decoded from a prefix."""
     frame = udp_frame("10.0.0.2", 1801, "10.0.0.1", 1801, examples_mqsd.REPLY_OTHER_SITE)
-    rows, _ = scan(tmp_path, [frame], snaplen=len(frame) - 10)
+    rows, summary = scan(tmp_path, [frame], snaplen=len(frame) - 10)
     assert "cut short by the capture" in rows[0]["error"] and "10 lost" in rows[0]["error"]
+    assert rows[0]["hole"] == "truncated" and "decoded" not in rows[0]
+    assert summary.skipped == {"truncated": 1} and summary.holes_total == 1 and summary.decoded == 0
 
 
 def test_lenient_flag_reaches_the_codec(tmp_path):
@@ -162,8 +164,9 @@ def test_change_propagation_split_across_segments_with_a_retransmission(tmp_path
     assert row["protocol"] == "mqdsrp" and row["queue"] == REPLICATION
     assert row["decoded"] == to_json(msg)
     assert row["frame"] == len(frames) and row["src"] == "10.0.0.1:49759" and row["dst"] == "10.0.0.2:1801"
-    assert summary.frame_uses["skipped: TCP retransmission"] == 1
-    assert summary.skipped["mqqb internal packet"] == 1
+    assert summary.skipped == {"TCP retransmission": 1}
+    assert summary.used == {"tcp control": len(frames) - len(segs) - 2 + 1, "tcp segment": len(segs)}
+    assert summary.messages_skipped["mqqb internal packet"] == 1
 
 
 def test_row_takes_the_frame_that_completed_the_message(tmp_path):
@@ -233,8 +236,8 @@ def test_other_and_unknown_queues_are_skipped_and_counted(tmp_path):
     ]
     rows, summary = scan(tmp_path, connection(*packets))
     assert rows == []
-    assert summary.skipped == {"mqqb other queue": 3, "mqqb unknown queue": 1}
-    assert summary.stream_units == 4
+    assert summary.messages_skipped == {"mqqb other queue": 3, "mqqb unknown queue": 1}
+    assert summary.units == 4
 
 
 def test_empty_bodies_and_acknowledgments_are_skipped(tmp_path):
@@ -245,7 +248,7 @@ def test_empty_bodies_and_acknowledgments_are_skipped(tmp_path):
         mqqb.build_user_message(NOTIFY, b"", properties=ack),
     ]
     rows, summary = scan(tmp_path, connection(*packets))
-    assert rows == [] and summary.skipped == {"mqqb empty body": 2}
+    assert rows == [] and summary.messages_skipped == {"mqqb empty body": 2}
 
 
 def test_undecodable_body_is_an_error_row_with_its_queue(tmp_path):
@@ -270,7 +273,7 @@ def test_broken_user_message_is_an_error_row_only_for_our_queues(tmp_path):
     rows, summary = scan(tmp_path, connection(ours, theirs))
     assert len(rows) == 1 and rows[0]["protocol"] == "mqdsrp" and rows[0]["queue"] == REPLICATION
     assert "UserHeader.Flags.MP" in rows[0]["error"]
-    assert summary.skipped == {"mqqb other queue": 1}
+    assert summary.messages_skipped == {"mqqb other queue": 1}
 
 
 def test_encrypted_body_is_an_error_row(tmp_path):
@@ -334,38 +337,57 @@ def test_garbage_on_tcp_1801_is_an_error_row_and_the_walk_resumes(tmp_path):
     packet = mqqb.build_user_message(REPLICATION, mqdsrp.encode(change_propagation(1)))
     rows, summary = scan(tmp_path, connection(b"GET / HTTP/1.1\r\n\r\n", packet))
     assert [r["protocol"] for r in rows] == ["mqqb", "mqdsrp"]
-    assert "BaseHeader.VersionNumber" in rows[0]["error"] and "18 stream bytes skipped" in rows[0]["error"]
-    assert summary.errors == 1 and summary.decoded == 1
+    assert "BaseHeader.VersionNumber" in rows[0]["error"] and "skipped to the next packet" in rows[0]["error"]
+    assert summary.errors == 1 and summary.decoded == 1 and summary.stream_bytes_skipped == 18
+    assert summary.holes_total == 0  # garbage the capture holds is no hole: it is what was sent
 
 
-def test_a_gap_in_the_stream_is_one_error_row(tmp_path):
-    """A segment missing from the capture loses the packet it cut; the packet after the gap decodes (E-047)."""
+def test_a_gap_in_the_stream_is_one_hole_row(tmp_path):
+    """A segment missing from the capture loses the packet it cut; the packet after the gap decodes (E-047);
+    the gap is a hole with its time, connection and bytes, and the frames it left unusable are counted."""
     first = mqqb.build_user_message(REPLICATION, mqdsrp.encode(change_propagation(2)))
     second = mqqb.build_user_message(NOTIFY, mqcn.encode_body(v1_notification()))
     conv = TcpConversation(CLIENT, SERVER)
     segs = conv.send(True, first + second, segment_size=200)
     lost = 2
-    rows, _ = scan(tmp_path, conv.handshake() + segs[:lost] + segs[lost + 1 :])
+    rows, summary = scan(tmp_path, conv.handshake() + segs[:lost] + segs[lost + 1 :])
     assert [r["protocol"] for r in rows] == ["mqqb", "mqcn"]
-    assert "lacks TCP stream bytes 400..599 (200 bytes)" in rows[0]["error"]
+    assert "lacks TCP stream bytes 400..599 (200 bytes)" in rows[0]["error"] and rows[0]["hole"] == "tcp-gap"
+    (hole,) = summary.holes
+    assert (hole.kind, hole.frame, hole.src, hole.dst, hole.bytes) == ("tcp-gap", 5, "10.0.0.1:49759",
+                                                                       "10.0.0.2:1801", 200)
+    assert hole.time == rows[0]["time"] == pytest.approx(1_700_000_000.004)
+    assert summary.stream_bytes_lost == 200 and summary.skipped["TCP gap"] > 0
+    assert summary.frames == sum(summary.used.values()) + sum(summary.skipped.values())
 
 
-def test_capture_ending_inside_a_packet_is_an_error_row(tmp_path):
-    """A stream that stops part-way through a packet reports how much of it was captured."""
+def test_capture_ending_inside_a_packet_is_a_hole(tmp_path):
+    """A stream that stops part-way through a packet reports how much of it was captured, as a hole."""
     packet = mqqb.build_user_message(REPLICATION, mqdsrp.encode(change_propagation(1)))
-    rows, _ = scan(tmp_path, connection(packet[:-5]))
-    assert rows[0]["protocol"] == "mqqb"
+    rows, summary = scan(tmp_path, connection(packet[:-5]))
+    assert rows[0]["protocol"] == "mqqb" and rows[0]["hole"] == "mid-message"
     assert f"ends {len(packet) - 5} bytes into a {len(packet)}-byte MQQB packet" in rows[0]["error"]
+    assert summary.skipped == {"TCP message unfinished at the end": 1}
 
 
 def test_capture_starting_mid_connection_skips_to_the_first_packet(tmp_path):
-    """Without a SYN, bytes before the first plausible BaseHeader are skipped silently (E-047)."""
+    """Without a SYN, bytes before the first plausible BaseHeader are skipped (E-047), and said to be
+    a hole: the capture began inside a message."""
     packet = mqqb.build_user_message(REPLICATION, mqdsrp.encode(change_propagation(1)))
     conv = TcpConversation(CLIENT, SERVER)
     segs = conv.send(True, packet + packet, segment_size=len(packet) // 2)
     rows, summary = scan(tmp_path, segs[1:])
-    assert [r["protocol"] for r in rows] == ["mqdsrp"]
+    assert [(r["protocol"], r.get("hole")) for r in rows] == [("mqqb", "mid-message"), ("mqdsrp", None)]
     assert summary.stream_bytes_skipped == len(packet) - len(packet) // 2
+
+
+def test_capture_starting_mid_connection_at_a_packet_boundary_has_no_hole(tmp_path):
+    """Without a SYN, a stream whose first captured byte starts a packet loses nothing."""
+    packet = mqqb.build_user_message(REPLICATION, mqdsrp.encode(change_propagation(1)))
+    conv = TcpConversation(CLIENT, SERVER)
+    segs = conv.send(True, packet + packet, segment_size=len(packet))
+    rows, summary = scan(tmp_path, segs[1:])
+    assert [r["protocol"] for r in rows] == ["mqdsrp"] and summary.holes_total == 0
 
 
 def test_a_new_connection_on_the_same_ports_is_a_new_stream(tmp_path):
@@ -374,7 +396,7 @@ def test_a_new_connection_on_the_same_ports_is_a_new_stream(tmp_path):
     first = connection(packet[:100])  # the first connection breaks off mid-packet
     second = connection(packet, client_isn=77_000)
     rows, _ = scan(tmp_path, first + second)
-    assert [r["protocol"] for r in rows] == ["mqqb", "mqdsrp"]
+    assert [(r["protocol"], r.get("hole")) for r in rows] == [("mqqb", "mid-message"), ("mqdsrp", None)]
 
 
 # --- capture files -----------------------------------------------------------------------------
@@ -426,11 +448,10 @@ def good_capture() -> bytes:
 @pytest.mark.parametrize(
     ("data", "needle"),
     [
-        (b"", "file header (before frame 1): empty file"),
+        (b"", "file header (before frame 1): an empty file"),
         (b"GIF89a" + bytes(40), "file header (before frame 1): not a pcap or pcapng file"),
         (good_capture()[:20], "file header (before frame 1): truncated file header"),
         (good_capture()[:24] + struct.pack("<IIII", 0, 0, 1 << 25, 1 << 25) + bytes(40), "frame 1: record claims"),
-        (good_capture()[:20] + struct.pack("<I", 147) + good_capture()[24:], "unsupported link type 147"),
     ],
 )
 def test_malformed_capture_files_raise_capture_error(tmp_path, data, needle):
@@ -454,9 +475,10 @@ def test_a_capture_cut_off_keeps_the_frames_before_the_cut(tmp_path, data, needl
     path = tmp_path / "cut.pcap"
     path.write_bytes(data)
     rows, summary = scan_capture(path)
-    assert [r["frame"] for r in rows] == [1, 2] and all("decoded" in r for r in rows)
+    assert [(r["frame"], r.get("hole")) for r in rows] == [(1, None), (2, None), (2, "cut")]
+    assert all("decoded" in r for r in rows[:2])
     assert summary.frames == 2 and summary.cut is not None and summary.cut.startswith(f"{path}: {needle}")
-    assert summary.reconciles
+    assert summary.reconciles and summary.incomplete
 
 
 def test_missing_file_raises_capture_error(tmp_path):
@@ -498,9 +520,14 @@ def test_cli_decodes_a_cut_capture_then_warns(tmp_path):
     path.write_bytes(good_capture()[:-1])
     out = subprocess.run([MQSPEC, "decode", "--pcap", str(path)], capture_output=True, text=True)
     assert out.returncode == 0
-    assert [r["frame"] for r in json.loads(out.stdout)] == [1, 2]
-    assert out.stderr.splitlines() == [f"mqspec: warning: {path}: frame 3: truncated frame: record says 94 bytes, "
-                                       "file has 93; the capture ends there (cut off?): decoded the 2 frames before it"]
+    assert [(r["frame"], r.get("hole")) for r in json.loads(out.stdout)] == [(1, None), (2, None), (2, "cut")]
+    assert out.stderr.splitlines() == [
+        "mqspec: 2 frames read: 2 messages decoded; 0 frames skipped",
+        "mqspec: 1 hole in the capture (1 cut):",
+        f"mqspec:   frame 2 (t=1700000000.001000) cut: the capture file is cut: {path}: frame 3: truncated frame: "
+        "record says 94 bytes, file has 93",
+        f"mqspec: warning: {path}: frame 3: truncated frame: record says 94 bytes, "
+        "file has 93; the capture ends there (cut off?): the 2 frames before it were used"]
 
 
 def test_cli_pcap_protocol_filters_and_other_inputs_are_usage_errors(tmp_path):
@@ -509,11 +536,37 @@ def test_cli_pcap_protocol_filters_and_other_inputs_are_usage_errors(tmp_path):
     path = tmp_path / "ok.pcap"
     write_pcap(path, [udp_frame("10.0.0.1", 1801, "10.0.0.2", 1801, examples_mqsd.CLIENT_REQUEST),
                       *connection(packet, segment_size=100)])
-    for protocol, expected in (("mqsd", ["mqsd"]), ("mqdsrp", ["mqdsrp"]), ("mqcn", [])):
+    for protocol, expected, status in (("mqsd", ["mqsd"], 0), ("mqdsrp", ["mqdsrp"], 0), ("mqcn", [], 1)):
         out = subprocess.run([MQSPEC, "decode", "--pcap", str(path), "-p", protocol], capture_output=True, text=True)
-        assert out.returncode == 0 and [r["protocol"] for r in json.loads(out.stdout)] == expected
+        assert out.returncode == status and [r["protocol"] for r in json.loads(out.stdout)] == expected
+    assert out.stderr.splitlines()[0] == "mqspec: 13 frames read: 2 messages decoded (0 of them mqcn); 0 frames skipped"
     for extra, named in ((["--hex", "00"], "--hex and --pcap"), ([str(path)], "FILE and --pcap"),
                          (["--example", "client_request"], "--pcap and --example")):
         out = subprocess.run([MQSPEC, "decode", "--pcap", str(path), *extra], capture_output=True, text=True)
         assert out.returncode == 2 and out.stdout == ""
         assert out.stderr.splitlines() == [f"mqspec: usage: give one of --hex, FILE, --pcap and --example, not {named}"]
+
+
+def _tagged(ip: bytes, *tags: int) -> bytes:
+    head = b"\x02\x00\x0a\x00\x00\x02" + b"\x02\x00\x0a\x00\x00\x01"
+    for tpid in tags:
+        head += struct.pack(">HH", tpid, 7)
+    return head + struct.pack(">H", 0x0800) + ip
+
+
+@pytest.mark.parametrize(("linktype", "wrap"), [
+    (1, lambda ip: _tagged(ip, 0x8100)),
+    (1, lambda ip: _tagged(ip, 0x88A8, 0x8100)),
+    (0, lambda ip: struct.pack("<I", 2) + ip),
+    (108, lambda ip: struct.pack(">I", 2) + ip),
+    (113, lambda ip: struct.pack(">HHH8sH", 0, 1, 6, bytes(8), 0x0800) + ip),
+    (276, lambda ip: struct.pack(">HHIHBB8s", 0x0800, 0, 1, 1, 0, 6, bytes(8)) + ip),
+    (228, lambda ip: ip),
+])
+def test_link_layers_vlan_qinq_loopback_and_linux_cooked_give_the_same_rows(tmp_path, linktype, wrap):
+    """VLAN and QinQ tags, BSD and OpenBSD loopback, Linux SLL and SLL2 and raw IPv4 frames carry the same
+    datagram to the same row."""
+    ip = udp_frame("10.0.0.1", 1801, "10.0.0.2", 1801, examples_mqsd.CLIENT_REQUEST, ethernet=False)
+    rows, summary = scan(tmp_path, [wrap(ip)], linktype=linktype)
+    assert [r["decoded"] for r in rows] == [to_json(mqsd.decode(examples_mqsd.CLIENT_REQUEST))]
+    assert summary.used == {"mqsd datagram": 1}
