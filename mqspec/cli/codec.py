@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import click
 
-from mqspec.cli.common import emit, fail
+from mqspec.cli.common import PORT_OPTIONS, emit, fail, ports_of, print_summary
 from mqspec.model.errors import DecodeError, ModelError
 from mqspec.model.examples_mqsd import EXAMPLES
 from mqspec.protocols import PROTOCOLS, codec
@@ -71,22 +73,31 @@ PROTOCOL_OPTION = click.option(
 @click.option("--example", type=click.Choice(sorted(EXAMPLES)),
               help="One of the MS-MQSD section 4 example packets, as the specification prints it.")
 @click.option("--lenient", is_flag=True, help="Apply the receiver-side leniency the spec allows.")
+@PORT_OPTIONS
+@click.option("--json", "as_json", is_flag=True,
+              help="With --pcap: print {\"messages\": [...], \"summary\": {...}} instead of the list alone.")
 @click.argument("source", required=False, metavar="[FILE|-]")
 def decode(protocol: str | None, hex_text: str | None, pcap: str | None, example: str | None, lenient: bool,
+           port: tuple[int, ...], mqsd_port: tuple[int, ...], mqqb_port: tuple[int, ...], as_json: bool,
            source: str | None) -> None:
     """Decode one message to JSON (GUIDs as strings, sequence numbers as integers).
 
     The message comes from --hex, a FILE, standard input, or --example; --pcap decodes a whole
-    capture instead. A capture cut off in the middle of a frame gives the messages before the
-    cut, then a warning line on stderr naming the frame (exit status 0).
+    capture instead (pcap or pcapng, gzip-compressed or not), printing its messages as they are
+    read and, on stderr, a summary: frames read, messages decoded, frames skipped by reason, the
+    capture's holes. A capture cut off in the middle of a frame gives the messages before the
+    cut. Exit status with --pcap: 0 when a message decoded, 1 when none did (the summary says
+    why: other ports, truncation, not IP...), 2 for a file that is not a readable capture.
     """
     inputs = [name for name, given in (("--hex", hex_text), ("FILE", source), ("--pcap", pcap),
                                        ("--example", example)) if given is not None]
     if len(inputs) > 1:
         fail("usage", f"give one of --hex, FILE, --pcap and --example, not {' and '.join(inputs)}")
     if pcap is not None:
-        _decode_pcap(pcap, protocol, lenient)
+        _decode_pcap(pcap, protocol, lenient, ports_of(port, mqsd_port, mqqb_port), as_json)
         return
+    if port or mqsd_port or mqqb_port or as_json:
+        fail("usage", "--port, --mqsd-port, --mqqb-port and --json go with --pcap")
     if example is not None:
         if protocol not in (None, "mqsd"):
             fail("usage", f"--example packets are MS-MQSD messages, not --protocol {protocol}")
@@ -103,18 +114,40 @@ def decode(protocol: str | None, hex_text: str | None, pcap: str | None, example
         fail("decode error", str(exc))
 
 
-def _decode_pcap(pcap: str, protocol: str | None, lenient: bool) -> None:
-    from mqspec.capture import CaptureError, scan_capture
+def _decode_pcap(pcap: str, protocol: str | None, lenient: bool, ports: Any, as_json: bool) -> None:
+    """The capture's rows as a JSON list, written as they are read (memory does not grow with it)."""
+    from mqspec.capture import CaptureError, Scan
 
+    scan = Scan(ports=ports, lenient=lenient)
+    rows = scan.rows(Path(pcap))
+    decoded = written = 0
+    out = sys.stdout
+    indent = "    " if as_json else "  "
     try:
-        rows, summary = scan_capture(Path(pcap), lenient=lenient)
+        for row in rows:
+            if protocol is not None and row["protocol"] != protocol:
+                continue
+            if not written:  # opened at the first row: a file that is no capture prints nothing here
+                out.write('{\n  "messages": [' if as_json else "[")
+            out.write(",\n" if written else "\n")
+            out.write(textwrap.indent(json.dumps(row, indent=2), indent))
+            written += 1
+            decoded += "decoded" in row
     except CaptureError as exc:
         fail("capture error", str(exc))
-    emit([row for row in rows if protocol is None or row["protocol"] == protocol])
-    if summary.cut is not None:
-        frames = plural(summary.frames, "frame")
-        click.echo(f"mqspec: warning: {summary.cut}; the capture ends there (cut off?): "
-                   f"decoded the {frames} before it", err=True)
+    summary = scan.summary
+    if not written:
+        out.write('{\n  "messages": [' if as_json else "[")
+    close = ("\n  ]" if written else "]") if as_json else ("\n]" if written else "]")
+    out.write(close)
+    if as_json:
+        out.write(',\n  "summary": ' + textwrap.indent(json.dumps(summary.to_json(), indent=2), "  ")[2:] + "\n}")
+    out.write("\n")
+    out.flush()
+    print_summary(summary, "messages decoded" + (f" ({decoded} of them {protocol})" if protocol else ""),
+                  decoded, ports)
+    if decoded == 0:
+        sys.exit(1)
 
 
 @click.command()
