@@ -17,14 +17,14 @@ from typing import Any, NoReturn
 
 import click
 
-from mqspec.cli.common import emit, fail
+from mqspec.cli.common import PORT_OPTIONS, emit, fail, ports_of, print_summary
 from mqspec.wording import plural
 
 
 
 
 @click.command()
-@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="TRACE...")
+@click.argument("traces", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="TRACE|CAPTURE...")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--no-coverage", is_flag=True, help="Do not work out which clauses the traces exercised.")
 @click.option("--all", "all_divergences", is_flag=True,
@@ -32,29 +32,72 @@ from mqspec.wording import plural
                    "the replay goes on from the reference's state, so a later one may follow from an earlier one.")
 @click.option("--limit", type=click.IntRange(1, 100_000), default=100, show_default=True, metavar="N",
               help="With --all: list at most N divergences per trace.")
-def check(traces: tuple[str, ...], as_json: bool, no_coverage: bool, all_divergences: bool, limit: int) -> None:
+@click.option("--topology", type=click.Path(dir_okay=False), metavar="FILE.json",
+              help="A capture's node declarations, ports and networks (default: CAPTURE.topology.json beside it).")
+@PORT_OPTIONS
+def check(traces: tuple[str, ...], as_json: bool, no_coverage: bool, all_divergences: bool, limit: int,
+          topology: str | None, port: tuple[int, ...], mqsd_port: tuple[int, ...], mqqb_port: tuple[int, ...]) -> None:
     """Replay each trace's inputs through the reference and compare every output and snapshot.
 
-    Reports, per trace, conformance or the first divergence (event, node, expected versus actual,
-    the clause whose rule was broken, its MUST quoted, or the errata register entries the verdict
-    rests on where no MUST makes it) and the clauses the traces exercised; with --all, every
-    divergence up to --limit and their count. Exit status 0: all conform; 1: a trace diverges; 2: malformed input or an event the reference cannot take;
-    4: no divergence, but a capture with holes (incomplete-capture); 3: no divergence, but nothing
-    was checked in a trace.
+    A capture (pcap, pcapng, compressed or not) is converted as ``trace from-pcap`` converts it
+    (with CAPTURE.topology.json beside it, or --topology) and checked the same way; its summary
+    (frames, messages, frames skipped by reason, holes) goes to stderr. Reports, per trace,
+    conformance or the first divergence (event, node, expected versus actual, the clause whose rule
+    was broken, its MUST quoted, or the errata register entries the verdict rests on where no MUST
+    makes it) and the clauses the traces exercised; with --all, every divergence up to --limit and
+    their count. Exit status 0: all conform; 1: a trace diverges; 2: malformed input or an event the
+    reference cannot take; 4: no divergence, but a capture with holes (incomplete-capture); 3: no
+    divergence, but nothing was checked in a trace.
     """
-    from mqspec.oracle.check import check_paths
+    from contextlib import ExitStack
+
+    from mqspec.capture import CaptureError
+    from mqspec.capture.reader import sniff
+    from mqspec.oracle import topology as topologies
+    from mqspec.oracle.check import check_sources
+    from mqspec.oracle.from_pcap import capture_trace
+    from mqspec.oracle.source import LineSource
     from mqspec.oracle.trace_format import TraceError
 
-    try:
-        report = check_paths(traces, coverage=not no_coverage, all_divergences=limit if all_divergences else 0)
-    except TraceError as exc:
-        fail("trace error", str(exc))
-    except RecursionError:
-        fail("trace error", "a trace line is nested too deeply")
+    given = read_topology(topology) if topology is not None else None
+    conversions: dict[str, Any] = {}
+    with ExitStack() as stack:
+        sources = []
+        for path in traces:
+            if sniff(path) is None:  # a trace (a missing file too: the trace reader names it)
+                sources.append(LineSource.from_path(path))
+                continue
+            try:
+                declared = given if given is not None else topologies.for_capture(path)
+                ports = ports_of(port, mqsd_port, mqqb_port, declared.ports)
+                source, conversion = stack.enter_context(capture_trace(path, topology=declared, ports=ports))
+            except CaptureError as exc:
+                fail("capture error", str(exc))
+            except topologies.TopologyError as exc:
+                fail("usage", str(exc))
+            except (OSError, ValueError) as exc:
+                fail("json error", f"{topologies.sidecar_of(path)}: {exc}")
+            conversions[path] = (conversion, ports)
+            sources.append(source)
+        try:
+            report = check_sources(sources, coverage=not no_coverage,
+                                   all_divergences=limit if all_divergences else 0)
+        except TraceError as exc:
+            fail("trace error", str(exc))
+        except RecursionError:
+            fail("trace error", "a trace line is nested too deeply")
     if as_json:
-        emit(report.to_json(), default=str)
+        out = report.to_json()
+        if conversions:
+            out["captures"] = {path: c.to_json() for path, (c, _) in conversions.items()}
+        emit(out, default=str)
     else:
         _print(report, coverage=not no_coverage)
+    for path, (conversion, ports) in conversions.items():
+        click.echo(f"mqspec: {path}:", err=True)
+        print_summary(conversion.summary, "messages", conversion.summary.decoded, ports)
+        for note in conversion.notes():
+            click.echo(f"mqspec: note: {note}", err=True)
     for t in report.traces:
         if t.verdict == "error":
             click.echo(f"mqspec: reference error: {t.error}", err=True)
@@ -162,46 +205,28 @@ def trace() -> None:
 @trace.command("from-pcap")
 @click.argument("pcap", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False), metavar="OUT.ndjson")
-@click.option("--node", "nodes", multiple=True, metavar="NAME=ADDRESS", help="Name the server at an IP address.")
+@click.option("--node", "nodes", multiple=True, metavar="NAME=ADDRESS",
+              help="Name the server at an IP address (or IP:PORT).")
 @click.option("--topology", type=click.Path(dir_okay=False), metavar="FILE.json",
-              help="Node declarations (a JSON list, or {\"nodes\": [...]}) with roles and addresses.")
+              help="Node declarations with roles and addresses, ports, networks (see mqspec.oracle.topology).")
 @click.option("--trace-id", help="The trace id (default pcap:<file name>).")
 @click.option("--lenient", is_flag=True, help="Decode with the receiver-side leniency the spec allows.")
+@PORT_OPTIONS
+@click.option("--json", "as_json", is_flag=True, help="Print the conversion's summary as JSON.")
 def from_pcap(pcap: str, output: str, nodes: tuple[str, ...], topology: str | None, trace_id: str | None,
-              lenient: bool) -> None:
-    """Build a trace from a capture: MQSD datagrams, MQDSRP and MQCN messages over MQQB.
+              lenient: bool, port: tuple[int, ...], mqsd_port: tuple[int, ...], mqqb_port: tuple[int, ...],
+              as_json: bool) -> None:
+    """Build a trace from a capture: MQSD datagrams, MQDSRP and MQCN messages over MQQB, and its holes.
 
-    The trace is written line by line once the capture is read (beyond the capture's messages,
-    memory does not grow with it).
+    The capture is read twice, streaming (memory does not grow with it); the trace is written line
+    by line. Prints what the capture held (frames, messages, frames skipped by reason, holes).
     """
     from mqspec.capture import CaptureError
     from mqspec.oracle.from_pcap import write_trace
 
-    names = {}
-    for item in nodes:
-        name, sep, address = item.partition("=")
-        if not sep or not name or not address:
-            fail("usage", f"--node takes NAME=ADDRESS, not {item!r}")
-        names[_ip_address(address, f"--node {item}")] = name
-    declarations: list[dict[str, Any]] = []
-    if topology is not None:
-        try:
-            data = json.loads(Path(topology).read_text(encoding="utf-8-sig"))
-        except OSError as exc:
-            fail("error", f"{topology}: {exc.strerror}")
-        except ValueError as exc:
-            fail("json error", f"{topology}: {exc}")
-        except RecursionError:
-            fail("json error", f"{topology}: nested too deeply")
-        declarations = data.get("nodes") if isinstance(data, dict) else data
-        if not isinstance(declarations, list) or not all(isinstance(d, dict) and "name" in d for d in declarations):
-            fail("usage", f"{topology}: a topology is a list of node declarations with a name")
-        for i, decl in enumerate(declarations):
-            addresses = decl.get("addresses", [])
-            if not isinstance(addresses, list):
-                fail("usage", f"{topology}: nodes[{i}].addresses: expected a list of IP addresses")
-            decl["addresses"] = [_ip_address(a, f"{topology}: nodes[{i}].addresses[{j}]")
-                                 for j, a in enumerate(addresses)]
+    names = node_names(nodes)
+    declarations = read_topology(topology)
+    ports = ports_of(port, mqsd_port, mqqb_port, declarations.ports)
     out: Any = None
 
     def write(text: str) -> None:  # the file is opened once the capture is read: none for a bad capture
@@ -211,7 +236,8 @@ def from_pcap(pcap: str, output: str, nodes: tuple[str, ...], topology: str | No
         out.write(text)
 
     try:
-        lines = write_trace(pcap, write, trace_id=trace_id, names=names, topology=declarations, lenient=lenient)
+        conversion = write_trace(pcap, write, trace_id=trace_id, names=names, topology=declarations,
+                                 lenient=lenient, ports=ports)
     except CaptureError as exc:
         fail("capture error", str(exc))
     except OSError as exc:
@@ -219,17 +245,50 @@ def from_pcap(pcap: str, output: str, nodes: tuple[str, ...], topology: str | No
     finally:
         if out is not None:
             out.close()
-    click.echo(f"{output}: {plural(lines, 'line')}")
+    if as_json:
+        emit({"output": output, **conversion.to_json()})
+    else:
+        click.echo(f"{output}: {plural(conversion.lines, 'line')}")
+    print_summary(conversion.summary, "messages", conversion.summary.decoded, ports)
+    for note in conversion.notes():
+        click.echo(f"mqspec: note: {note}", err=True)
 
 
-def _ip_address(text: object, where: str) -> str:
-    """An IPv4 or IPv6 address as a capture shows it (``999.1.1.1`` is a usage error)."""
-    import ipaddress
+def node_names(nodes: tuple[str, ...]) -> dict[str, str]:
+    """``--node NAME=ADDRESS`` options: address (IP or IP:PORT) -> name; a usage error for a bad one."""
+    from mqspec.oracle.topology import TopologyError, address
 
+    names = {}
+    for item in nodes:
+        name, sep, text = item.partition("=")
+        if not sep or not name or not text:
+            fail("usage", f"--node takes NAME=ADDRESS, not {item!r}")
+        try:
+            ip, port = address(text, f"--node {item}")
+        except TopologyError as exc:
+            fail("usage", str(exc))
+        names[ip if port is None else (f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}")] = name
+    return names
+
+
+def read_topology(path: str | None) -> Any:
+    """The topology in a JSON file (:mod:`mqspec.oracle.topology`); one line and exit 2 for a bad one."""
+    from mqspec.oracle.topology import Topology, TopologyError, load
+
+    if path is None:
+        return Topology()
     try:
-        return str(ipaddress.ip_address(text))  # type: ignore[arg-type]
-    except ValueError:
-        fail("usage", f"{where}: {text!r} is not an IP address")
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except OSError as exc:
+        fail("error", f"{path}: {exc.strerror}")
+    except ValueError as exc:
+        fail("json error", f"{path}: {exc}")
+    except RecursionError:
+        fail("json error", f"{path}: nested too deeply")
+    try:
+        return load(data, path)
+    except TopologyError as exc:
+        fail("usage", str(exc))
 
 
 @trace.command("record")

@@ -179,10 +179,17 @@ def check_paths(paths: Iterable[str | Path], *, coverage: bool = True, on_event:
                 all_divergences: int = 0) -> CheckReport:
     """Check every trace of every file (``all_divergences``: as :func:`check`); TraceError (malformed
     input) propagates."""
+    return check_sources((LineSource.from_path(p) for p in paths), coverage=coverage, on_event=on_event,
+                         all_divergences=all_divergences)
+
+
+def check_sources(sources: Iterable[LineSource], *, coverage: bool = True, on_event: EventHook | None = None,
+                  all_divergences: int = 0) -> CheckReport:
+    """Check every trace of every source (a capture converted by :func:`mqspec.oracle.from_pcap.capture_trace`
+    is one); TraceError (malformed input) propagates."""
     reports: list[TraceReport] = []
-    for path in paths:
-        reports.extend(check_source(LineSource.from_path(path), coverage=coverage, on_event=on_event,
-                                    all_divergences=all_divergences))
+    for source in sources:
+        reports.extend(check_source(source, coverage=coverage, on_event=on_event, all_divergences=all_divergences))
     return _report(reports, coverage)
 
 

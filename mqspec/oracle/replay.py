@@ -194,6 +194,7 @@ class NodeReplay(DivergenceLog):
         self.peers: dict[str, NodeReplay] = {}
         #: (site, old PSC) when this node took over as a site's new PSC (a declared handover)
         self.took_over: tuple[str, str] | None = None
+        self.inferred_timers = 0  # timer expiries taken from the sends they explain (E-333)
 
     # --- events ---------------------------------------------------------------------------------
 
@@ -300,12 +301,39 @@ class NodeReplay(DivergenceLog):
             return
         body = record["body"].lower()
         to = record["to"].casefold()
-        for i, e in enumerate(self.pending):
-            if e.kind == "send" and e.key == body and e.to == to:
-                del self.pending[i]
-                self._matched_send(index, record, e)
-                return
+        for attempt in (0, 1):
+            for i, e in enumerate(self.pending):
+                if e.kind == "send" and e.key == body and e.to == to:
+                    del self.pending[i]
+                    self._matched_send(index, record, e)
+                    return
+            # a trace that shows no timers (a capture's): once, the timer that explains the send
+            if attempt or "timer" in self.observes or not self._timer_before(index, record, to):
+                break
         self._unmatched_send(index, record, body, to)
+
+    def _timer_before(self, index: int, record: dict[str, Any], to: str) -> bool:
+        """A node whose trace shows no timers (a capture's) sends what no input explains: the armed
+        timer whose expiry sends to that destination is taken to have expired just before (modelling
+        E-333). True when one did; what it made is then expected like any input's outputs."""
+        if not self.up or not self.armed:
+            return False
+        psc = (self.qm.my_psc_name or self.qm.configured_psc_name or "").casefold()
+        for key in sorted(self.armed, key=lambda k: (k.kind, repr(k.args))):
+            if (key.kind == "change_propagation" and str(key.args[0]).casefold() == to) or (
+                    key.kind == "bsc_ack" and psc == to):
+                break
+        else:
+            return False
+        # the expiry is an input without closing the windows of the inputs before it (it is inferred)
+        self.inputs += 1
+        timer = {"event": "timer", "t": record["t"], "node": self.name, "timer": key.kind, "args": list(key.args)}
+        self.last_input = (index, timer)
+        self.armed.discard(key)
+        self.inferred_timers += 1
+        qm = self.qm
+        self._run(index, timer, lambda ctx: fire_timer(qm, ctx, key))
+        return True
 
     def _matched_send(self, index: int, record: dict[str, Any], e: Expected) -> None:
         e.matched_at = index

@@ -17,8 +17,7 @@ from mqspec.capture import mqqb
 from mqspec.clauses import covers
 from mqspec.cli.check import check, trace
 from mqspec.oracle.check import check_text
-from mqspec.capture.scan import scan_raw as scan
-from mqspec.oracle.from_pcap import convert, host, write_rows
+from mqspec.oracle.from_pcap import convert, host, write_trace
 from mqspec.oracle.record import scenario_trace
 from mqspec.oracle.trace_format import load
 from mqspec.capture.writer import TcpConversation, udp_frame, write_pcap
@@ -84,14 +83,16 @@ def test_a_converted_capture_conforms_and_a_corrupt_body_is_a_decode_divergence(
 
 @covers("MS-MQSD", "2.1")
 def test_mqsd_datagrams_become_datagram_events_checked_against_the_codec(tmp_path):
-    """A client request and a reply are datagram sends at their senders; a truncated reply diverges."""
+    """A client request and a reply are datagram sends at their senders (named by address and port); the
+    broadcast request (a link-layer broadcast) makes no node of its address; a truncated reply diverges."""
     path = tmp_path / "d.pcap"
-    write_pcap(path, [udp_frame("10.0.0.9", 1801, "10.0.0.255", 1801, examples_mqsd.CLIENT_REQUEST),
+    write_pcap(path, [udp_frame("10.0.0.9", 1801, "10.0.0.255", 1801, examples_mqsd.CLIENT_REQUEST, broadcast=True),
                       udp_frame("10.0.0.1", 1801, "10.0.0.9", 1801, examples_mqsd.REPLY_LOCAL_SITE[:-2])])
     (converted,) = load("d.ndjson", convert(path, names={"10.0.0.1": "DC1"}))
     datagrams = [e for e in converted.events if e["event"] == "datagram"]
-    assert [(e["node"], e["direction"]) for e in datagrams] == [("10.0.0.9", "send"), ("DC1", "send"),
-                                                                ("10.0.0.9", "receive")]
+    assert [(e["node"], e["direction"]) for e in datagrams] == [("10.0.0.9:1801", "send"), ("DC1", "send"),
+                                                                ("10.0.0.9:1801", "receive")]
+    assert {n["name"] for n in converted.header["nodes"]} == {"10.0.0.9:1801", "DC1"}
     assert datagrams[0]["body"] == examples_mqsd.CLIENT_REQUEST.hex()
     d = check_text(convert(path, names={"10.0.0.1": "DC1"}))[0].divergence
     assert (d.index, d.node, d.kind, d.clause.document) == (2, "DC1", "decode", "MS-MQSD")
@@ -233,8 +234,8 @@ def test_a_trace_with_a_utf8_byte_order_mark_is_read(tmp_path, sends):
 
 
 def _conversion_memory(path: Path) -> tuple[int, int, int]:
-    """(peak bytes allocated while a capture's scanned rows are written as a trace, beyond the rows
-    themselves; bytes of trace written; write calls): tracemalloc counts every Python allocation."""
+    """(peak bytes allocated while a capture becomes a trace; bytes of trace written; write calls):
+    tracemalloc counts every Python allocation."""
     written, calls = [0], [0]
 
     def write(text: str) -> None:
@@ -243,24 +244,25 @@ def _conversion_memory(path: Path) -> tuple[int, int, int]:
 
     tracemalloc.start()
     try:
-        rows = scan(path)
-        held = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        lines = write_rows(rows, write, trace_id="t", source="s")
+        lines = write_trace(path, write).lines
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert lines == calls[0]
-    return peak - held, written[0], calls[0]
+    return peak, written[0], calls[0]
 
 
-def test_from_pcap_writes_line_by_line_in_memory_that_does_not_grow_with_the_capture(tmp_path, sends):
-    """A capture four times larger needs no more memory to become a trace beyond its scanned rows:
-    each line is written as it is made (one write a line), none is held until the end."""
-    extra = {}
-    for k in (1, 4):
+def test_from_pcap_streams_in_memory_that_does_not_grow_with_the_capture(tmp_path, sends, monkeypatch):
+    """A capture eight times larger needs no more memory to become a trace: the capture is read a
+    chunk at a time (16 KiB here), frame by frame, and each line is written as it is made (one write a
+    line), none held."""
+    from mqspec.capture import reader
+
+    monkeypatch.setattr(reader, "CHUNK", 16 * 1024)
+    peak = {}
+    for k in (4, 32):
         replication_capture(tmp_path / f"{k}.pcap", sends * k)
-        extra[k], written, calls = _conversion_memory(tmp_path / f"{k}.pcap")
+        peak[k], written, calls = _conversion_memory(tmp_path / f"{k}.pcap")
         assert calls == 2 * len(sends) * k + 1  # the header, then a send and a receive a message
-    assert written > 200_000  # holding the output (or its events) would take more than the bound below
-    assert extra[4] < 48 * 1024 and extra[1] < 48 * 1024, extra
+    assert (tmp_path / "32.pcap").stat().st_size > 900_000 and written > 1_500_000  # far above the bound below
+    assert peak[32] < peak[4] + 48 * 1024, peak
