@@ -23,7 +23,8 @@ from .checks import ROW_SCHEMA, arrow_batches, find_inputs
 #: the columns each dataset keeps, and its sort order
 DATASETS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "verdicts": ("verdict", ("path", "kind", "trace", "verdict", "conformant", "events", "nodes", "event", "node",
-                             "clause", "divergence_kind", "summary", "error"), ("path",)),
+                             "clause", "divergence_kind", "summary", "error", "frames", "capture_messages", "holes",
+                             "frames_skipped"), ("path",)),
     "divergences": ("divergence", ("path", "kind", "trace", "verdict", "event", "node", "clause", "divergence_kind",
                                    "summary", "diff"), ("path", "trace")),
     "coverage": ("coverage", ("path", "kind", "clause"), ("clause", "path")),
@@ -58,7 +59,9 @@ def check(spark: Any, inputs: list[str], out: Path, *, master: str, tasks: int =
         "inputs": len(inputs), "verdicts": counts.get("verdict", 0), "quarantined": counts.get("quarantine", 0),
         "conformant": by_verdict.get("conformant", 0),
         "divergent": by_verdict.get("divergent", 0) + by_verdict.get("error", 0),
-        "nothing_checked": sum(n for v, n in by_verdict.items() if v not in ("conformant", "divergent", "error")),
+        "incomplete": by_verdict.get("incomplete-capture", 0),
+        "nothing_checked": sum(n for v, n in by_verdict.items()
+                               if v not in ("conformant", "divergent", "error", "incomplete-capture")),
         "messages": counts.get("message", 0), "clauses": rows.filter("table = 'coverage'").select("clause")
         .distinct().count(), "by_verdict": dict(sorted(by_verdict.items())), "out": str(out),
     }

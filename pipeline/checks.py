@@ -4,7 +4,8 @@
 converts it) with the checker of ``mqspec check`` and yields tagged rows, one table per tag:
 
 - ``verdict``: one per input that could be read (path, kind, verdict, events, nodes, and the
-  first divergence: event, node, clause, diff summary);
+  first divergence: event, node, clause, diff summary; for a capture, what it held: frames read,
+  messages, frames skipped by reason, holes);
 - ``divergence``: one per divergent trace of the input;
 - ``coverage``: one per clause the input exercised;
 - ``message``: one per wire message in the input (time, node, direction, protocol, message type
@@ -26,7 +27,8 @@ from typing import Any
 import pyarrow as pa
 
 TRACE_SUFFIXES = (".ndjson",)
-CAPTURE_SUFFIXES = (".pcap", ".pcapng")
+#: captures are read by their content (pcap or pcapng, plain or compressed), found by these names
+CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz", ".cap.gz")
 #: a capture's node declarations, beside it: ``capture.pcap`` -> ``capture.topology.json``
 TOPOLOGY_SUFFIX = ".topology.json"
 
@@ -39,38 +41,56 @@ ROW_SCHEMA = pa.schema([
     ("t", pa.float64()), ("direction", pa.string()), ("peer", pa.string()), ("protocol", pa.string()),
     ("message_type", pa.string()), ("partition", pa.string()), ("seq_low", SEQ), ("seq", SEQ),
     ("purged", SEQ), ("count", pa.int64()),
+    # a capture's verdict row: what it held
+    ("frames", pa.int64()), ("capture_messages", pa.int64()), ("holes", pa.int64()),
+    ("frames_skipped", pa.map_(pa.string(), pa.int64())),
 ])
 TABLES = ("verdict", "divergence", "coverage", "message", "quarantine")
 
 
 def find_inputs(paths: Iterable[str | Path]) -> list[str]:
     """The inputs named: files as given, directories searched recursively for traces and captures (sorted)."""
+    return search_inputs(paths)[0]
+
+
+def search_inputs(paths: Iterable[str | Path]) -> tuple[list[str], list[str]]:
+    """(the inputs, the files the folder search skipped): files named are inputs as given; in a folder,
+    traces and captures by their names, every other file skipped (a capture's topology sidecar is read
+    with its capture, not skipped)."""
     found: list[str] = []
+    skipped: list[str] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found.extend(str(f) for f in sorted(p.rglob("*"))
-                         if f.is_file() and f.name.lower().endswith(TRACE_SUFFIXES + CAPTURE_SUFFIXES))
+            for f in sorted(p.rglob("*")):
+                if not f.is_file():
+                    continue
+                name = f.name.lower()
+                if name.endswith(TRACE_SUFFIXES + CAPTURE_SUFFIXES):
+                    found.append(str(f))
+                elif not name.endswith(TOPOLOGY_SUFFIX):
+                    skipped.append(str(f))
         else:
             found.append(str(p))
-    return sorted(dict.fromkeys(found))
+    return sorted(dict.fromkeys(found)), sorted(dict.fromkeys(skipped))
 
 
 def input_kind(path: str) -> str:
-    return "capture" if path.lower().endswith(CAPTURE_SUFFIXES) else "trace"
+    """A capture by its name, or (a file named otherwise) by its first bytes; else a trace."""
+    from mqspec.capture.reader import sniff
+
+    return "capture" if path.lower().endswith(CAPTURE_SUFFIXES) or sniff(path) is not None else "trace"
 
 
 def check_rows(path: str) -> Iterator[dict[str, Any]]:
     """The rows of one input (see the module docstring); never raises for a bad input."""
-    from mqspec.oracle.check import check, check_text
+    from mqspec.oracle.check import check
 
     kind = input_kind(path)
-    text = None
-    try:
-        if kind == "trace":  # streamed from the file by the checker (a BOM, unreadable bytes: its errors)
-            reports = list(check(path).traces)
-        else:
-            text = _capture_text(path)
-            reports = check_text(text, path)
+    if kind == "capture":
+        yield from _capture_rows(path)
+        return
+    try:  # streamed from the file by the checker (a BOM, unreadable bytes: its errors)
+        reports = list(check(path).traces)
     except RecursionError:
         yield _row("quarantine", path, kind, error="trace error: a trace line is nested too deeply")
         return
@@ -78,34 +98,45 @@ def check_rows(path: str) -> Iterator[dict[str, Any]]:
         yield _row("quarantine", path, kind, error=_one_line(exc))
         return
     yield from _verdict(path, kind, reports)
-    yield from message_rows(path, kind, text)
+    yield from message_rows(path, kind)
 
 
-def _capture_text(path: str) -> str:
-    """A capture as trace text, converted with its topology sidecar when there is one."""
-    from mqspec.oracle.from_pcap import convert
+def _capture_rows(path: str) -> Iterator[dict[str, Any]]:
+    """A capture, converted (with its topology sidecar) into a temporary trace the checker streams;
+    its verdict row carries what it held. A file cut mid-record is used up to the cut (incomplete-capture)."""
+    from mqspec.oracle import topology
+    from mqspec.oracle.check import check_source
+    from mqspec.oracle.from_pcap import capture_trace
 
-    sidecar = Path(path[: -len(Path(path).suffix)] + TOPOLOGY_SUFFIX)
-    topology: list[dict[str, Any]] = []
-    if sidecar.exists():
-        data = json.loads(sidecar.read_text(encoding="utf-8"))
-        topology = data.get("nodes", []) if isinstance(data, dict) else data
-    return convert(path, topology=topology)
+    try:
+        with capture_trace(path, topology=topology.for_capture(path)) as (source, conversion):
+            reports = check_source(source)
+            held = conversion.summary
+            counts = {"frames": held.frames, "capture_messages": held.decoded, "holes": held.holes_total,
+                      "frames_skipped": dict(sorted(held.skipped.items()))}
+            yield from _verdict(path, "capture", reports, counts)
+            yield from message_rows(path, "capture", source=source)
+    except RecursionError:
+        yield _row("quarantine", path, "capture", error="trace error: a trace line is nested too deeply")
+    except Exception as exc:  # noqa: BLE001 - every failure to read an input is that input's quarantine
+        yield _row("quarantine", path, "capture", error=_one_line(exc))
 
 
 def _one_line(exc: Exception) -> str:
     """The error line ``mqspec check`` (or ``trace from-pcap``) prints, without its ``mqspec:`` prefix."""
     from mqspec.capture import CaptureError
     from mqspec.model.errors import DecodeError
+    from mqspec.oracle.topology import TopologyError
     from mqspec.oracle.trace_format import TraceError
 
     label = ("trace error" if isinstance(exc, TraceError) else "capture error" if isinstance(exc, CaptureError)
+             else "topology error" if isinstance(exc, TopologyError)
              else "decode error" if isinstance(exc, DecodeError)
              else "json error" if isinstance(exc, json.JSONDecodeError) else "error")
     return f"{label}: {' '.join(str(exc).split())}"
 
 
-def _verdict(path: str, kind: str, reports: list[Any]) -> Iterator[dict[str, Any]]:
+def _verdict(path: str, kind: str, reports: list[Any], counts: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
     # a file of several traces: its worst verdict (an error, a divergence, holes, nothing checked)
     bad = [r.verdict for r in reports if r.verdict != "conformant"]
     overall = next((v for v in ("error", "divergent", "incomplete-capture") if v in bad), bad[0]) if bad else "conformant"
@@ -116,6 +147,7 @@ def _verdict(path: str, kind: str, reports: list[Any]) -> Iterator[dict[str, Any
                nodes=sum(len(r.nodes) for r in reports), error=errored.error if errored else None)
     if first is not None:
         row.update(_divergence_fields(first))
+    row.update(counts or {})
     yield row
     for r in reports:
         if r.divergence is not None:
@@ -140,15 +172,15 @@ def _row(table: str, path: str, kind: str, **fields: Any) -> dict[str, Any]:
 _EVENT_PROTOCOL = {"send": "mqdsrp", "receive": "mqdsrp", "datagram": "mqsd", "notification": "mqcn"}
 
 
-def message_rows(path: str, kind: str, text: str | None = None) -> Iterator[dict[str, Any]]:
+def message_rows(path: str, kind: str, source: Any = None) -> Iterator[dict[str, Any]]:
     """One row per wire message (replication sends and receives, MS-MQSD datagrams, MS-MQCN bodies).
 
     The file is read again rather than through the checker's events: the checker stops at a trace's
-    first divergence, and ``messages/`` holds every message. ``text``: a capture's converted trace.
+    first divergence, and ``messages/`` holds every message. ``source``: a capture's converted trace.
     """
     from mqspec.oracle.trace_format import read_lines
 
-    for _, record in read_lines(path, text):
+    for _, record in (source.records() if source is not None else read_lines(path)):
         protocol = _EVENT_PROTOCOL.get(record["event"])
         if protocol is None:
             continue

@@ -126,28 +126,37 @@ def explore(runs: int, seed: int, mode: str, reading: str, profile: str, traces:
 @_event_log
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def check(inputs: tuple[str, ...], out: str, master: str | None, event_log: str | None, as_json: bool) -> None:
-    """Judge traces (*.ndjson) and captures (*.pcap, *.pcapng) with the checker of `mqspec check`.
+    """Judge traces (*.ndjson) and captures (*.pcap, *.pcapng, *.cap, *.pcap.gz) with the checker of `mqspec check`.
 
-    INPUT: files, or folders searched recursively. A capture is converted as `mqspec trace
-    from-pcap` converts it, with CAPTURE.topology.json beside it as its node declarations. Writes
-    verdicts/, divergences/, coverage/, messages/ and quarantine/ under DIR; inputs = verdict rows +
-    quarantine rows. Exit status 0: every input conformant; 1: one diverged or was quarantined.
+    INPUT: files, or folders searched recursively (every other file found is counted and named as
+    skipped). A capture is converted as `mqspec trace from-pcap` converts it, with
+    CAPTURE.topology.json beside it as its topology. Writes verdicts/ (a capture's row with its
+    frames, messages, frames skipped by reason and holes), divergences/, coverage/, messages/ and
+    quarantine/ under DIR; inputs = verdict rows + quarantine rows. Exit status 0: every input
+    conformant; 1: one diverged, was incomplete (a capture with holes) or was quarantined.
     """
     from mqspec.pipeline.check import check as run_check
-    from mqspec.pipeline.checks import find_inputs
+    from mqspec.pipeline.checks import CAPTURE_SUFFIXES, search_inputs
 
     missing = [p for p in inputs if not Path(p).exists()]
     if missing:
         _fail(f"{missing[0]}: no such file or folder")
-    found = find_inputs(inputs)
+    found, skipped = search_inputs(inputs)
+    for name in skipped[:20]:
+        click.echo(f"mqspec: skipped (not a trace or capture by its name): {name}", err=True)
+    if len(skipped) > 20:
+        click.echo(f"mqspec: ... and {len(skipped) - 20} more files skipped", err=True)
     if not found:
-        _fail(f"no trace (*.ndjson) or capture (*.pcap, *.pcapng) in {', '.join(inputs)}")
+        kinds = ", ".join(f"*{s}" for s in CAPTURE_SUFFIXES)
+        _fail(f"no trace (*.ndjson) or capture ({kinds}) in {', '.join(inputs)}"
+              + (f" ({len(skipped)} other files skipped)" if skipped else ""))
     target = Path(out)
     _claim(target, "check")
     spark, url = _session(master, event_log)
     summary = run_check(spark, found, target, master=url)
-    _print(summary, as_json, ("inputs", "conformant", "divergent", "nothing_checked", "quarantined", "reconciled",
-                              "messages", "seconds", "out"))
+    summary.update(skipped_files=len(skipped), skipped=skipped)
+    _print(summary, as_json, ("inputs", "conformant", "divergent", "incomplete", "nothing_checked", "quarantined",
+                              "reconciled", "skipped_files", "messages", "seconds", "out"))
     clean = summary["conformant"] == summary["inputs"]
     sys.exit(0 if clean else 1)
 
