@@ -605,7 +605,9 @@ def _with_stack(feed: _Feed, replay: NodeReplay, divergence: Divergence, mode: M
     for i, _, record in feed.events(until=cause + 1):
         if i > replay.since and record.get("node") == replay.name and record["event"] in _STACK_AGAIN:
             again.event(i, record)
-    stack = next((e.stack for e in again.pending if e.order == order), None) or ()
+    # in its batch: an output whose input was inferred from the send itself (a timer, E-333) is taken there
+    made = [*again.pending, *(e for outputs in again.batches.values() for e in outputs)]
+    stack = next((e.stack for e in made if e.order == order), None) or ()
     return attrs.evolve(divergence, blame=None, **blamed(stack, innermost))
 
 
