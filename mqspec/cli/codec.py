@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from mqspec import json64
 from mqspec.cli.common import PORT_OPTIONS, emit, fail, ports_of, print_summary
 from mqspec.model.errors import DecodeError, ModelError
 from mqspec.model.examples_mqsd import EXAMPLES
@@ -130,7 +131,7 @@ def _decode_pcap(pcap: str, protocol: str | None, lenient: bool, ports: Any, as_
             if not written:  # opened at the first row: a file that is no capture prints nothing here
                 out.write('{\n  "messages": [' if as_json else "[")
             out.write(",\n" if written else "\n")
-            out.write(textwrap.indent(json.dumps(row, indent=2), indent))
+            out.write(textwrap.indent(json64.dumps(row, indent=2), indent))
             written += 1
             decoded += "decoded" in row
     except CaptureError as exc:
@@ -141,7 +142,7 @@ def _decode_pcap(pcap: str, protocol: str | None, lenient: bool, ports: Any, as_
     close = ("\n  ]" if written else "]") if as_json else ("\n]" if written else "]")
     out.write(close)
     if as_json:
-        out.write(',\n  "summary": ' + textwrap.indent(json.dumps(summary.to_json(), indent=2), "  ")[2:] + "\n}")
+        out.write(",\n  \"summary\": " + textwrap.indent(json64.dumps(summary.to_json(), indent=2), "  ")[2:] + "\n}")
     out.write("\n")
     out.flush()
     print_summary(summary, "messages decoded" + (f" ({decoded} of them {protocol})" if protocol else ""),
