@@ -320,3 +320,13 @@ def test_decode_inverts_encode(msg):
     data = encode_user_message(msg)
     assert decode_user_message(data) == msg
     assert mqqb.read_destination(data) == msg.destination
+
+
+def test_a_decoded_message_has_every_field_its_class_declares():
+    """decode_user_message builds its values without re-running the validators: it must still give every
+    field of UserMessage and MessageProperties, and equal what the validating constructor builds."""
+    packet = mqqb.build_user_message(REPLICATION, b"body", admin=PrivateQueue(QM, 1), label="l")
+    message = mqqb.decode_user_message(packet)
+    for value, cls in ((message, mqqb.UserMessage), (message.properties, mqqb.MessageProperties)):
+        assert all(hasattr(value, f.name) for f in attrs.fields(cls))
+    assert message == attrs.evolve(message) and hash(message) == hash(attrs.evolve(message))
