@@ -131,7 +131,7 @@ def _decode_pcap(pcap: str, protocol: str | None, lenient: bool, ports: Any, as_
             if not written:  # opened at the first row: a file that is no capture prints nothing here
                 out.write('{\n  "messages": [' if as_json else "[")
             out.write(",\n" if written else "\n")
-            out.write(textwrap.indent(json64.dumps(row, indent=2), indent))
+            out.write(indent + json64.dumps(row))  # one row a line: the C encoder, a third of the time
             written += 1
             decoded += "decoded" in row
     except CaptureError as exc:
