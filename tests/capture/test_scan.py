@@ -570,3 +570,22 @@ def test_link_layers_vlan_qinq_loopback_and_linux_cooked_give_the_same_rows(tmp_
     rows, summary = scan(tmp_path, [wrap(ip)], linktype=linktype)
     assert [r["decoded"] for r in rows] == [to_json(mqsd.decode(examples_mqsd.CLIENT_REQUEST))]
     assert summary.used == {"mqsd datagram": 1}
+
+
+def _ipv6(payload: bytes, nxt: int, *, extra: bytes = b"") -> bytes:
+    src, dst = bytes.fromhex("fe80" + "00" * 13 + "01"), bytes.fromhex("fe80" + "00" * 13 + "02")
+    return struct.pack(">IHBB", 6 << 28, len(extra) + len(payload), nxt, 64) + src + dst + extra + payload
+
+
+def test_ipv6_datagrams_and_their_fragments_are_read(tmp_path):
+    """An IPv6 UDP datagram decodes with bracketed endpoints; the same datagram in two IPv6 fragments
+    (Fragment header, offset in 8-byte units) is reassembled to the same row."""
+    data = examples_mqsd.CLIENT_REQUEST
+    udp = struct.pack(">HHHH", 50000, 1801, 8 + len(data), 0) + data
+    whole = _ipv6(udp, 17)
+    first, second = udp[:24], udp[24:]
+    frag1 = _ipv6(first, 44, extra=struct.pack(">BBHI", 17, 0, 0 | 1, 77))
+    frag2 = _ipv6(second, 44, extra=struct.pack(">BBHI", 17, 0, 24, 77))
+    rows, summary = scan(tmp_path, [whole, frag2, frag1], linktype=LINKTYPE_RAW)
+    assert [r["src"] for r in rows] == ["[fe80::1]:50000"] * 2 and rows[0]["decoded"] == rows[1]["decoded"]
+    assert summary.used == {"mqsd datagram": 1, "ip fragment": 2}
