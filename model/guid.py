@@ -16,6 +16,8 @@ from typing import ClassVar
 
 import attrs
 
+from mqspec import memos
+
 from .errors import ModelError
 
 
@@ -87,6 +89,9 @@ def _text(b: bytes) -> str:
     # GUID of every replica, so this is on the simulator's hot path
     h = (b[3::-1] + b[5:3:-1] + b[7:5:-1] + b[8:]).hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+memos.register_cache(_text, "a GUID's bytes -> its text")
 
 
 Guid.NULL = Guid(bytes(16))

@@ -26,6 +26,7 @@ from typing import ClassVar, Union
 
 import attrs
 
+from mqspec import memos
 from mqspec.clauses import clause
 
 from .errors import DecodeError, ModelError
@@ -447,6 +448,8 @@ def _decode_changes(r: Reader, n: int, where: str) -> tuple[DirectoryChange, ...
 #: -> [(all their bytes, the change)]; emptied when it holds KNOWN_CHANGES_LIMIT keys
 _KNOWN_CHANGES: dict[bytes, list[tuple[bytes, DirectoryChange]]] = {}
 KNOWN_CHANGES_LIMIT = 1 << 14
+memos.register(f"{__name__}._KNOWN_CHANGES", "a DirectoryChange's bytes -> the change decoded from them",
+               _KNOWN_CHANGES)
 
 
 def _decode_known_change(r: Reader) -> DirectoryChange:
@@ -593,6 +596,7 @@ def decode(data: bytes, *, lenient: bool = False) -> ReplicationMessage:
 #: decode_shared's memo, bytes -> their message; emptied when it holds SHARED_DECODE_LIMIT
 _SHARED: dict[bytes, ReplicationMessage] = {}
 SHARED_DECODE_LIMIT = 4096
+memos.register(f"{__name__}._SHARED", "a message's bytes -> the message decode_shared decoded from them", _SHARED)
 
 
 def decode_shared(data: bytes) -> ReplicationMessage:

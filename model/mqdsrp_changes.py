@@ -26,6 +26,7 @@ import struct
 
 import attrs
 
+from mqspec import memos
 from mqspec.clauses import clause
 
 from .errors import DecodeError, ModelError
@@ -515,6 +516,7 @@ _VALUE_WRITERS = {propid: _value_writer(pdef) for propid, pdef in PROPID_BY_VALU
 #: change, so no other object can take that id while the entry lives; emptied when full
 _ENCODED: dict[int, tuple[DirectoryChange, bytes]] = {}
 ENCODED_LIMIT = 1 << 14
+memos.register(f"{__name__}._ENCODED", "a DirectoryChange object -> its wire form", _ENCODED)
 
 
 def encode_directory_change(change: DirectoryChange) -> bytes:

@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 
 import attrs
 
+from mqspec import memos
 from mqspec.clauses import clause
 
 from .errors import ModelError
@@ -233,6 +234,8 @@ class PropertyRestriction:
 #: emptied when it holds RESTRICTIONS_LIMIT entries
 _RESTRICTIONS: dict[tuple[Relation, int, object, type], PropertyRestriction] = {}
 RESTRICTIONS_LIMIT = 1 << 12
+memos.register(f"{__name__}._RESTRICTIONS", "(relation, PROPID, value, its type) -> the PropertyRestriction",
+               _RESTRICTIONS)
 _SHAREABLE = frozenset({Guid, bytes, str, int})
 
 

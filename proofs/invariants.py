@@ -54,6 +54,7 @@ from typing import Any
 
 import attrs
 
+from mqspec import memos
 from mqspec.refimpl.mqdsrp_state import PEC_PARTITION_ID, PurgeState, Role
 
 from .ghost import ChangeRequestHandled, Observation, SeqMove, SyncReplySent, TombstonesPurged
@@ -104,6 +105,14 @@ def _moves(obs: Observation, field: str) -> list[SeqMove]:
 
 #: the observation _moves last split, and its moves by field
 _MOVES: tuple[Observation | None, dict[str, list[SeqMove]]] = (None, {})
+
+
+def _forget_moves() -> None:
+    global _MOVES
+    _MOVES = (None, {})
+
+
+memos.register(f"{__name__}._MOVES", "the observation _moves last split -> its moves by field", _MOVES, _forget_moves)
 
 
 # --- monotone sequence numbers ---------------------------------------------------------------

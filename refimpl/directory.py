@@ -42,6 +42,7 @@ from typing import Any
 
 import attrs
 
+from mqspec import memos
 from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
 from mqspec.model.propids import PROPID_BY_VALUE, PROPIDS, ObjectType
@@ -233,6 +234,8 @@ def created_path(object_type: int, path_name: str | None, props: Mapping[int, ob
 #: lives. Emptied when it holds SHARED_OBJECTS_LIMIT entries.
 _NEW_OBJECTS: dict[int, tuple[tuple[Any, ...], tuple[Any, ...], Any]] = {}
 SHARED_OBJECTS_LIMIT = 1 << 14
+memos.register(f"{__name__}._NEW_OBJECTS", "a change's properties tuple (and the other arguments) -> the new object's parts",
+               _NEW_OBJECTS)
 
 
 def _new_object_shared(

@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from mqspec import memos
 from mqspec.model.guid import Guid
 from mqspec.model.mqdsrp import ChangeRequestMessage, DirectoryChange
 from mqspec.model.seqnum import MAX_SEQ_NUMBER, MIN_SEQ_NUMBER, SequenceNumber
@@ -209,6 +210,8 @@ class QueueManager:
 _PARTITION_INDEXES: dict[int, tuple[list[DirectoryPartition], list[DirectoryPartition], int,
                                     dict[bytes, DirectoryPartition]]] = {}
 PARTITION_INDEX_LIMIT = 1 << 12
+memos.register(f"{__name__}._PARTITION_INDEXES", "a partitions list -> find_partition's index of it",
+               _PARTITION_INDEXES)
 
 
 def _partition_index(partitions: list[DirectoryPartition]) -> dict[bytes, DirectoryPartition]:

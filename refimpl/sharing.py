@@ -19,6 +19,7 @@ builds values.
 
 from __future__ import annotations
 
+from mqspec import memos
 from mqspec.model.guid import Guid
 from mqspec.model.mqdsrp import Command, DirectoryChange
 from mqspec.model.mqdsrp_changes import unchecked_constructor
@@ -32,6 +33,8 @@ _SYNC_CHANGES: dict[tuple[object, ...], tuple[tuple[type, ...], DirectoryChange]
 #: with_previous's memo: (id(change), previous value) -> (the change, the chained change); an entry
 #: holds its change, so no other object takes that id while the entry lives
 _CHAINED: dict[tuple[int, int], tuple[DirectoryChange, DirectoryChange]] = {}
+memos.register(f"{__name__}._SYNC_CHANGES", "3.2.7.8's arguments -> the sync change built from them", _SYNC_CHANGES)
+memos.register(f"{__name__}._CHAINED", "(a change, a PreviousSeqNumber) -> the change chained to it (3.2.7.3)", _CHAINED)
 
 
 def build_sync_change(

@@ -34,6 +34,7 @@ from enum import IntEnum, IntFlag
 
 import attrs
 
+from mqspec import memos
 from mqspec.clauses import clause
 from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
@@ -205,6 +206,9 @@ def parse_format_name(text: str) -> FormatName:
         if 1 <= len(tail) <= 8 and all(c in "0123456789abcdefABCDEF" for c in tail):
             return FormatName(qm=Guid.parse(head), number=int(tail, 16))
     raise ModelError(f"not a DIRECT=OS: or PRIVATE= format name: {text!r}")
+
+
+memos.register_cache(parse_format_name, "a format name's text -> the FormatName parsed from it")
 
 
 def machine_of(format_name: str) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any
 
-from mqspec import clauses
+from mqspec import clauses, memos
 from mqspec.clauses import Clause
 from mqspec.refimpl.effects import DirectoryOperation, EnqueueMessage, RequestCompleted
 
@@ -44,6 +44,8 @@ GENERIC = frozenset({
 _ROOT = Path(clauses.__file__).resolve().parent.parent
 _BY_CODE: dict[CodeType, Clause | None] = {}
 _BY_PLACE: dict[str, Clause] = {}
+memos.register(f"{__name__}._BY_CODE", "a code object -> the clause registered for it", _BY_CODE)
+memos.register(f"{__name__}._BY_PLACE", "a registered function's place -> its clause", _BY_PLACE)
 
 
 def _places() -> dict[str, Clause]:
@@ -125,6 +127,7 @@ class ClauseEffects(list):  # type: ignore[type-arg]
 
 
 _ENTRY: dict[tuple[str, Any], Clause | None] = {}
+memos.register(f"{__name__}._ENTRY", "(input kind, detail) -> the handler's clause", _ENTRY)
 
 
 def entry_clause(kind: str, detail: Any = None) -> Clause | None:

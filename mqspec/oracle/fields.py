@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from mqspec import memos
 from mqspec.json64 import U64_MAX, UNSIGNED_PATTERN, u64_schema
 
 
@@ -418,6 +419,7 @@ def _show(value: Any) -> str:
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}
+memos.register(f"{__name__}._PATTERNS", "a pattern -> its compiled regular expression", _PATTERNS)
 
 
 def _compiled(pattern: str) -> re.Pattern[str]:

@@ -33,6 +33,7 @@ from typing import Any
 
 import attrs
 
+from mqspec import memos
 from mqspec.clauses import Clause
 from mqspec.model import mqdsrp
 from mqspec.model.errors import DecodeError, ModelError
@@ -698,6 +699,9 @@ _ACK_BITS = {a: int(AckRequested.from_text(a.value)) for a in EffectAck}
 @functools.lru_cache(maxsize=4096)
 def _guid_text(guid: Guid) -> str:
     return str(guid)
+
+
+memos.register_cache(_guid_text, "a GUID -> its text")
 
 
 def _replication_queue_initialization() -> Any:

@@ -49,6 +49,7 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
+from mqspec import memos
 from mqspec.model.guid import Guid
 from mqspec.model import mqdsrp
 from mqspec.model.mqdsrp import (
@@ -97,6 +98,7 @@ OPERATION_NAMES = (None, *(operation_name(op) for op in Operation))
 
 #: (mode, PSCs, BSCs per site) -> the built enterprise every run of that shape starts from a copy of
 _BUILT: dict[tuple[Any, ...], Driver] = {}
+memos.register(f"{__name__}._BUILT", "(mode, reading, fast path, recording, PSCs, BSCs) -> the built enterprise", _BUILT)
 
 
 def _stranger_ack(world: Any, source: str, target: str) -> bytes:

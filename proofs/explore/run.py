@@ -28,6 +28,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
+from mqspec import memos
 from mqspec.oracle.coverage import ClauseCoverage, section_key
 from mqspec.proofs import invariants as inv
 from mqspec.proofs.counterexample_scenarios import literal_in
@@ -121,6 +122,7 @@ class _Example:
 #: the clauses that building an enterprise ran, by the machine's cache key of built enterprises: a run
 #: that starts from a cached copy ran them too, so a run's clauses do not depend on what ran before it
 _BUILD_CLAUSES: dict[tuple[Any, ...], set[tuple[str, str]]] = {}
+memos.register(f"{__name__}._BUILD_CLAUSES", "(mode, reading, build input) -> the clauses building it runs", _BUILD_CLAUSES)
 
 
 def _keys(clauses: Any) -> set[tuple[str, str]]:
@@ -175,6 +177,7 @@ class _Recorder(ReplicationMachine):
 
 
 _MACHINES: dict[tuple[str, Mode, tuple[str, ...]], type[_Recorder]] = {}
+memos.register(f"{__name__}._MACHINES", "(profile, mode, reading) -> the machine class (with its built enterprises)", _MACHINES)
 
 
 def machine_for(profile: str, mode: Mode, reading: tuple[str, ...]) -> type[_Recorder]:
