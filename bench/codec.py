@@ -19,6 +19,7 @@ core, and reports medians. Ratios are mqspec throughput over construct throughpu
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import platform
@@ -26,14 +27,16 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import construct
 import construct_baseline as cb
-from mqspec.model import mqdsrp, mqsd
+import struct_baseline as sb
+from mqspec import memos
+from mqspec.model import mqdsrp, mqdsrp_changes, mqsd
 from mqspec.model.guid import Guid
 from mqspec.model.mqdsrp import (
     ChangePropagationMessage,
@@ -238,9 +241,12 @@ def check_agreement(corpus: dict[str, list], sample_every: int) -> dict:
                 ours = decode(wire)
                 if ours != msg or cb.plain(struct.parse(wire)) != cb.to_construct(ours):
                     mismatches.append(f"{kind}[{i}]: construct parses other fields than mqspec")
+                if sb.DECODERS[protocol](wire) != cb.to_construct(ours):
+                    mismatches.append(f"{kind}[{i}]: the struct decoder reads other fields than mqspec")
     return {
         "bytes_equal": not any("bytes" in m for m in mismatches),
         "fields_equal": not any("fields" in m for m in mismatches),
+        "struct_fields_equal": not any("struct decoder" in m for m in mismatches),
         "messages_built": built,
         "messages_parsed": parsed,
         "mismatches": mismatches[:20],
@@ -250,20 +256,37 @@ def check_agreement(corpus: dict[str, list], sample_every: int) -> dict:
 # --- timing ------------------------------------------------------------------------------------
 
 
-def _one_pass(fn: Callable[[object], object], items: list, keep_gc: bool) -> float:
+def _one_pass(fn: Callable[[object], object], items: list, keep_gc: bool,
+              before: Callable[[], None] | None = None) -> float:
     """Seconds of one pass of ``fn`` over ``items``, by default with the garbage collector off
     (as timeit does): a collection would charge the whole heap, the corpus included, to
-    whichever codec happens to trigger it."""
+    whichever codec happens to trigger it. ``before`` runs first, untimed (it empties memos)."""
+    if before is not None:
+        before()
     gc.collect()
     if not keep_gc:
         gc.disable()
     try:
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         for x in items:
             fn(x)
-        return time.perf_counter() - t0
+        return time.process_time() - t0
     finally:
         gc.enable()
+
+
+@contextlib.contextmanager
+def memos_switched_off() -> Iterator[None]:
+    """The codecs without their memos: each DirectoryChange decoded by ``decode_directory_change``
+    and encoded by ``_encode_directory_change`` itself, as if ``_decode_known_change`` and
+    ``encode_directory_change``'s remembered wire forms did not exist."""
+    saved = (mqdsrp._decode_known_change, mqdsrp.encode_directory_change)
+    mqdsrp._decode_known_change = mqdsrp.decode_directory_change
+    mqdsrp.encode_directory_change = mqdsrp_changes._encode_directory_change
+    try:
+        yield
+    finally:
+        mqdsrp._decode_known_change, mqdsrp.encode_directory_change = saved
 
 
 def _rates(nbytes: int, nmsgs: int, seconds: float) -> dict[str, float]:
@@ -271,54 +294,116 @@ def _rates(nbytes: int, nmsgs: int, seconds: float) -> dict[str, float]:
             "msgs_per_s": round(nmsgs / seconds, 1)}
 
 
-OPS = ("mqspec_decode", "construct_decode", "mqspec_encode", "construct_encode")
+#: the operations timed in every repetition, in this order: mqspec's cold decode (every memo
+#: emptied first), its warm decode (right after, so that every change is in the memo), its
+#: decode with the memos switched off, construct's and the hand struct decoder's; then the same
+#: for encode (no struct encoder)
+OPS = ("mqspec_decode", "mqspec_decode_warm", "mqspec_decode_memos_off", "construct_decode",
+       "struct_decode", "mqspec_encode", "mqspec_encode_warm", "mqspec_encode_memos_off",
+       "construct_encode")
 
 
-def measure(corpus: dict[str, list], repeat: int, keep_gc: bool = False) -> dict:
-    """Median seconds of each operation on each kind; the four operations are interleaved in
-    every repetition so that a burst of load on a shared machine falls on all of them."""
+def _work(corpus: dict[str, list]) -> dict[str, dict]:
+    """kind -> op -> (function, items, what runs untimed before each pass), and the kind's sizes."""
     work = {}
     for kind, messages in corpus.items():
         protocol = KINDS[kind][0]
         decode, encode = CODECS[protocol]
-        struct = cb.STRUCTS[protocol]
+        struct_ = cb.STRUCTS[protocol]
         wires = [encode(m) for m in messages]
         work[kind] = {
-            "mqspec_decode": (decode, wires), "construct_decode": (struct.parse, wires),
-            "mqspec_encode": (encode, messages),
-            "construct_encode": (struct.build, [cb.to_construct(m) for m in messages]),
+            "mqspec_decode": (decode, wires, memos.clear_all),
+            "mqspec_decode_warm": (decode, wires, None),
+            "mqspec_decode_memos_off": (decode, wires, memos.clear_all),
+            "construct_decode": (struct_.parse, wires, None),
+            "struct_decode": (sb.DECODERS[protocol], wires, None),
+            "mqspec_encode": (encode, messages, memos.clear_all),
+            "mqspec_encode_warm": (encode, messages, None),
+            "mqspec_encode_memos_off": (encode, messages, memos.clear_all),
+            "construct_encode": (struct_.build, [cb.to_construct(m) for m in messages], None),
             "bytes": sum(map(len, wires)), "messages": len(messages),
         }
-    samples: dict[str, dict[str, list[float]]] = {kind: {op: [] for op in OPS} for kind in work}
+    return work
+
+
+def time_passes(corpus: dict[str, list], repeat: int, keep_gc: bool = False,
+                ops: tuple[str, ...] = OPS) -> dict[str, dict[str, float]]:
+    """kind -> op -> the median CPU seconds of a pass of ``op`` (of :data:`OPS`, in its order)
+    over the kind's messages; every repetition runs each op once for each kind, interleaved, so
+    that a burst of load on a shared machine falls on all of them."""
+    work = _work(corpus)
+    ops = tuple(op for op in OPS if op in ops)
+    samples: dict[str, dict[str, list[float]]] = {kind: {op: [] for op in ops} for kind in work}
     for _ in range(repeat):
         for kind, w in work.items():
-            for op in OPS:
-                samples[kind][op].append(_one_pass(*w[op], keep_gc))
+            for op in ops:
+                fn, items, before = w[op]
+                if op.endswith("_memos_off"):
+                    with memos_switched_off():
+                        samples[kind][op].append(_one_pass(fn, items, keep_gc, before))
+                else:
+                    samples[kind][op].append(_one_pass(fn, items, keep_gc, before))
+    memos.clear_all()
+    return {kind: {op: statistics.median(s) for op, s in per_op.items()} for kind, per_op in samples.items()}
 
+
+def measure(corpus: dict[str, list], repeat: int, keep_gc: bool = False) -> dict:
+    """The figures of every operation on each kind and over the whole corpus (:func:`time_passes`).
+
+    The headline (``mqspec_decode``, ``mqspec_encode``) is cold: every registered memo
+    (:mod:`mqspec.memos`) is emptied before each of its passes, so no value decoded or encoded
+    in an earlier pass (or the agreement check) is given back. The warm pass follows the cold one
+    and finds every change in the memos: the simulator's case, where one change reaches many
+    replicas.
+    """
+    seconds = time_passes(corpus, repeat, keep_gc)
     per_kind = {}
     totals = dict.fromkeys(OPS, 0.0)
     total_bytes = total_msgs = 0
-    for kind, w in work.items():
-        sec = {op: statistics.median(samples[kind][op]) for op in OPS}
+    for kind, messages in corpus.items():
+        sec = seconds[kind]
         for op in OPS:
             totals[op] += sec[op]
-        nbytes, nmsgs = w["bytes"], w["messages"]
+        nbytes = sum(len(CODECS[KINDS[kind][0]][1](m)) for m in messages)
+        nmsgs = len(messages)
         total_bytes += nbytes
         total_msgs += nmsgs
         per_kind[kind] = _figures(nbytes, nmsgs, sec)
+    memos.clear_all()
     return {**_figures(total_bytes, total_msgs, totals), "kinds": per_kind}
 
 
 def _figures(nbytes: int, nmsgs: int, sec: dict[str, float]) -> dict:
+    def ratio(peer: str, ours: str) -> float:
+        return round(sec[peer] / sec[ours], 2)
+
     return {
-        "decode_ratio_vs_construct": round(sec["construct_decode"] / sec["mqspec_decode"], 2),
-        "encode_ratio_vs_construct": round(sec["construct_encode"] / sec["mqspec_encode"], 2),
+        "decode_ratio_vs_construct": ratio("construct_decode", "mqspec_decode"),
+        "encode_ratio_vs_construct": ratio("construct_encode", "mqspec_encode"),
+        "decode_ratio_vs_struct": ratio("struct_decode", "mqspec_decode"),
         "messages": nmsgs,
         "bytes": nbytes,
         "mqspec": {"decode": _rates(nbytes, nmsgs, sec["mqspec_decode"]),
                    "encode": _rates(nbytes, nmsgs, sec["mqspec_encode"])},
         "construct": {"decode": _rates(nbytes, nmsgs, sec["construct_decode"]),
                       "encode": _rates(nbytes, nmsgs, sec["construct_encode"])},
+        "struct": {"decode": _rates(nbytes, nmsgs, sec["struct_decode"])},
+        "warm": {
+            "decode_ratio_vs_construct": ratio("construct_decode", "mqspec_decode_warm"),
+            "encode_ratio_vs_construct": ratio("construct_encode", "mqspec_encode_warm"),
+            "mqspec": {"decode": _rates(nbytes, nmsgs, sec["mqspec_decode_warm"]),
+                       "encode": _rates(nbytes, nmsgs, sec["mqspec_encode_warm"])},
+        },
+        "memos_off": {
+            "decode_ratio_vs_construct": ratio("construct_decode", "mqspec_decode_memos_off"),
+            "encode_ratio_vs_construct": ratio("construct_encode", "mqspec_encode_memos_off"),
+            "mqspec": {"decode": _rates(nbytes, nmsgs, sec["mqspec_decode_memos_off"]),
+                       "encode": _rates(nbytes, nmsgs, sec["mqspec_encode_memos_off"])},
+        },
+        # cold seconds over memos-off seconds: about 1 when the cold figure times no memo hit
+        # (a little above: a cold pass also fills the memos), well below 1 when it does
+        "cold_over_memos_off": {"decode": round(sec["mqspec_decode"] / sec["mqspec_decode_memos_off"], 3),
+                                "encode": round(sec["mqspec_encode"] / sec["mqspec_encode_memos_off"], 3)},
     }
 
 
@@ -341,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
         "seed": args.seed,
         "repetitions": repeat,
         "statistic": "median",
-        "clock": "time.perf_counter, one process, one thread",
+        "clock": "time.process_time (CPU seconds), one process, one thread",
         "gc_during_timing": args.gc,
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
@@ -353,19 +438,28 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     results = measure(corpus, repeat, keep_gc=args.gc)
     report.update({
+        "memos_emptied_before_each_cold_pass": sorted(memos.MEMOS),
         "corpus": {kind: {"messages": v["messages"], "bytes": v["bytes"]}
                    for kind, v in results["kinds"].items()},
         "decode_ratio_vs_construct": results.pop("decode_ratio_vs_construct"),
         "encode_ratio_vs_construct": results.pop("encode_ratio_vs_construct"),
-        "overall": {k: results.pop(k) for k in ("messages", "bytes", "mqspec", "construct")},
+        "decode_ratio_vs_struct": results.pop("decode_ratio_vs_struct"),
+        "warm": results.pop("warm"),
+        "memos_off": results.pop("memos_off"),
+        "cold_over_memos_off": results.pop("cold_over_memos_off"),
+        "overall": {k: results.pop(k) for k in ("messages", "bytes", "mqspec", "construct", "struct")},
         "kinds": results["kinds"],
     })
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"decode {report['decode_ratio_vs_construct']}x, "
-              f"encode {report['encode_ratio_vs_construct']}x construct "
-              f"({report['overall']['bytes']} bytes, {repeat} repetitions, median)")
+        warm = report["warm"]
+        print(f"cold: decode {report['decode_ratio_vs_construct']}x, "
+              f"encode {report['encode_ratio_vs_construct']}x construct, decode "
+              f"{report['decode_ratio_vs_struct']}x the hand struct decoder "
+              f"({report['overall']['bytes']} bytes, {repeat} repetitions, median); "
+              f"warm (memos kept): decode {warm['decode_ratio_vs_construct']}x, "
+              f"encode {warm['encode_ratio_vs_construct']}x construct")
         for kind, v in results["kinds"].items():
             print(f"  {kind}: decode {v['mqspec']['decode']['mb_per_s']} MB/s "
                   f"({v['decode_ratio_vs_construct']}x), encode "

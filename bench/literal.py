@@ -36,6 +36,7 @@ from pathlib import Path
 import yaml
 
 
+from mqspec import memos
 from mqspec.proofs import invariants as inv
 
 from mqspec.proofs.explore.hunt import SELECTIVE, hunt, literal_machine, read_as
@@ -44,6 +45,7 @@ from mqspec.proofs.explore.minimize import scenario_for
 
 def one(invariant: str, reading: tuple[str, ...], seed: int, search: float, shrink: float,
         out: str | None) -> dict[str, object]:
+    memos.clear_all()  # each hunt starts as the first did, whatever hunted before it (bench/README.md)
     row = hunt(invariant, seed=seed, search_seconds=search, shrink_seconds=shrink, reading=reading)
     small = row.pop("shrunk", None)
     if small and out:
