@@ -39,21 +39,104 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
+import functools
 import json
 import multiprocessing
 import platform
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-
+from typing import Any
 
 import hypothesis.core
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 from mqspec.refimpl.effects import Mode
-
+from mqspec import memos
 from mqspec.proofs.explore import branches
 from mqspec.proofs.explore import machine as m
+
+
+#: the memos a run may find full of what earlier runs computed: the built enterprise every run starts
+#: from a copy of (the copy is timed; the build's handler runs are counted once, in the run that built
+#: it) and the machine classes; every other memo is emptied before each run (bench/README.md)
+KEPT_MEMOS = ("mqspec.proofs.explore.machine._BUILT", "mqspec.proofs.explore.run._MACHINES")
+#: the cost lines that are no rule: the invariant checkers (after every input), the settle and checks
+#: that end each run, and the rest (hypothesis drawing the steps, the preconditions, the step loop)
+CHECKS, FINAL, REST = "invariant checks", "final settle (teardown)", "hypothesis and the rest"
+
+
+class RuleCosts:
+    """CPU seconds, calls and handler runs of each rule of a machine, the invariant checks apart."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, list[float]] = {}  # name -> [calls, CPU seconds, handler runs]
+
+    def add(self, name: str, seconds: float, handler_runs: int) -> None:
+        line = self.rules.setdefault(name, [0, 0.0, 0])
+        line[0] += 1
+        line[1] += seconds
+        line[2] += handler_runs
+
+
+def _performed(machine: m.ReplicationMachine) -> int:
+    """The handler runs a machine's run performed so far (those of a copied build left out)."""
+    driver = machine.driver
+    return 0 if driver is None else driver.ghost.handler_runs - machine.copied_handler_runs  # type: ignore[union-attr]
+
+
+def _timed(function: Callable[..., Any], costs: RuleCosts, first: bool) -> Callable[..., Any]:
+    """``function`` (a rule), adding each call's CPU seconds (less its invariant checks) and handler
+    runs to ``costs``; an initialize rule (``first``) empties the memos first (KEPT_MEMOS aside)."""
+    name = "build (initialize)" if first else function.__name__
+
+    @functools.wraps(function)
+    def rule(machine: m.ReplicationMachine, **data: Any) -> Any:
+        if first:
+            memos.clear_all(keep=KEPT_MEMOS)
+        stats = type(machine).stats
+        runs, checks, start = _performed(machine), stats.check_seconds, time.process_time()
+        try:
+            return function(machine, **data)
+        finally:
+            spent = time.process_time() - start - (stats.check_seconds - checks)
+            costs.add(name, spent, _performed(machine) - runs)
+    return rule
+
+
+def timed_machine(base: type[m.ReplicationMachine], costs: RuleCosts) -> None:
+    """Make ``base``'s rules (its own copies of them) and its teardown add their costs to ``costs``."""
+    state = base.setup_state()
+    base._setup_state_per_class[base] = dataclasses.replace(
+        state,
+        rules=[dataclasses.replace(r, function=_timed(r.function, costs, False)) for r in state.rules],
+        initializers=[dataclasses.replace(r, function=_timed(r.function, costs, True)) for r in state.initializers],
+    )
+    teardown = base.teardown
+
+    def timed_teardown(machine: m.ReplicationMachine) -> None:
+        stats = type(machine).stats
+        runs, checks, start = _performed(machine), stats.check_seconds, time.process_time()
+        try:
+            teardown(machine)
+        finally:
+            costs.add(FINAL, time.process_time() - start - (stats.check_seconds - checks),
+                      _performed(machine) - runs)
+    base.teardown = timed_teardown  # type: ignore[method-assign]
+
+
+def cost_shares(rules: dict[str, list[float]], check_seconds: float, seconds: float) -> dict[str, dict[str, float]]:
+    """Each rule's calls, CPU seconds, share of the run's CPU time and handler runs, most costly
+    first; then the invariant checks and the rest (what no rule and no check spent)."""
+    lines = {name: {"calls": int(calls), "seconds": round(spent, 3), "share": round(spent / seconds, 4),
+                    "handler_runs": int(runs)}
+             for name, (calls, spent, runs) in sorted(rules.items(), key=lambda item: -item[1][1])}
+    lines[CHECKS] = {"seconds": round(check_seconds, 3), "share": round(check_seconds / seconds, 4)}
+    rest = seconds - check_seconds - sum(spent for _calls, spent, _runs in rules.values())
+    lines[REST] = {"seconds": round(rest, 3), "share": round(rest / seconds, 4)}
+    return lines
 
 
 def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
@@ -66,6 +149,8 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
 
     for key, value in m.PROFILES[profile]["machine"].items():
         setattr(Bench, key, value)
+    costs = RuleCosts()
+    timed_machine(Bench, costs)
     step_count = step_count or m.PROFILES[profile]["settings"]["stateful_step_count"]
 
     config = settings(max_examples=batch, stateful_step_count=step_count, deadline=None, phases=[Phase.generate],
@@ -101,6 +186,7 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
     stats = Bench.stats
     return {
         "reached_lines": sorted(reach.lines),
+        "rule_costs": {name: list(line) for name, line in costs.rules.items()},
         "benchmark": "stateful",
         "mode": mode.value,
         "profile": profile,
@@ -112,6 +198,8 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
         "steps_per_second": round(stats.steps / seconds, 1),
         "handler_runs": stats.handler_runs,
         "handler_runs_per_second": round(stats.handler_runs / seconds, 1),
+        "invariant_checks": stats.invariant_checks,
+        "invariant_checks_per_second": round(stats.invariant_checks / seconds, 1),
         "check_seconds": round(stats.check_seconds, 3),
         "steps_per_run": round(stats.steps / max(stats.runs, 1), 1),
         "violations": sum(violations.values()),
@@ -122,7 +210,7 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
 
 
 #: counts that add up over workers (the rest are recomputed from them or are the same in every worker)
-SUMMED = ("steps", "runs", "batches", "seconds", "handler_runs", "check_seconds", "violations")
+SUMMED = ("steps", "runs", "batches", "seconds", "handler_runs", "invariant_checks", "check_seconds", "violations")
 
 
 def gather_failures(save: str, workers: int) -> None:
@@ -152,6 +240,11 @@ def run_workers(workers: int, steps: int, mode: Mode, step_count: int, batch: in
     total: dict[str, object] = dict(parts[0])
     for key in SUMMED:
         total[key] = round(sum(p[key] for p in parts), 3)  # type: ignore[misc]
+    rule_costs: dict[str, list[float]] = {}
+    for p in parts:
+        for name, line in p["rule_costs"].items():  # type: ignore[attr-defined]
+            rule_costs[name] = [a + b for a, b in zip(rule_costs.get(name, [0, 0.0, 0]), line)]
+    total["rule_costs"] = rule_costs
     violated: collections.Counter[str] = collections.Counter()
     for p in parts:
         violated.update(p["violated"])  # type: ignore[arg-type]
@@ -161,6 +254,7 @@ def run_workers(workers: int, steps: int, mode: Mode, step_count: int, batch: in
         reached_lines=sorted({tuple(line) for p in parts for line in p["reached_lines"]}),  # type: ignore[attr-defined]
         steps_per_second=round(int(total["steps"]) / seconds, 1),  # type: ignore[call-overload]
         handler_runs_per_second=round(int(total["handler_runs"]) / seconds, 1),  # type: ignore[call-overload]
+        invariant_checks_per_second=round(int(total["invariant_checks"]) / seconds, 1),  # type: ignore[call-overload]
         steps_per_run=round(int(total["steps"]) / max(int(total["runs"]), 1), 1),  # type: ignore[call-overload]
     )
     return total
@@ -189,6 +283,8 @@ def main() -> None:
     result = run_workers(args.workers, args.steps, Mode(args.mode), args.step_count, args.batch, args.profile,
                          args.save_failures, args.seed, args.branches, args.progress)
     lines = {tuple(line) for line in result.pop("reached_lines")}  # type: ignore[union-attr]
+    result["cost_shares"] = cost_shares(result.pop("rule_costs"), float(result["check_seconds"]),  # type: ignore[arg-type]
+                                        float(result["seconds"]))  # type: ignore[arg-type]
     if args.branches:
         reached = {b for b in branches.handler_branches() if (b.module, b.line) in lines}
         result["branch_coverage"] = branches.summary(reached, branches.vector_reach(Mode(args.mode)),

@@ -6,6 +6,8 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
+
 from mqspec.refimpl.effects import Mode
 
 
@@ -38,3 +40,21 @@ def test_the_workers_failure_lines_end_in_the_one_file_asked_for(tmp_path):
     assert out.read_text(encoding="utf-8").splitlines() == [
         '{"run": "earlier"}', '{"worker": 0}', '{"worker": 2, "a": 1}', '{"worker": 2, "a": 2}']
     assert sorted(p.name for p in tmp_path.iterdir()) == ["failures.jsonl"]
+
+
+def test_the_rates_and_the_cost_shares_add_up():
+    """A short run reports handler runs and invariant checks per CPU second, and each rule's handler runs add up to the run's."""
+    bench = _bench()
+    out = bench.run(60, Mode.CLARIFIED, 20, 3, "ci", seed=5)
+    from mqspec.proofs import invariants as inv
+
+    assert out["invariant_checks"] == out["steps"] * len(inv.NAMES)  # every invariant after every step
+    assert out["handler_runs"] > 0
+    assert out["handler_runs_per_second"] == pytest.approx(out["handler_runs"] / out["seconds"], rel=1e-3)
+    assert out["invariant_checks_per_second"] == pytest.approx(out["invariant_checks"] / out["seconds"], rel=1e-3)
+    costs = out["rule_costs"]
+    assert sum(runs for _calls, _seconds, runs in costs.values()) == out["handler_runs"]
+    assert costs["build (initialize)"][0] == out["runs"] == costs[bench.FINAL][0]
+    shares = bench.cost_shares(costs, out["check_seconds"], out["seconds"])
+    assert abs(sum(line["share"] for line in shares.values()) - 1) < 0.01
+    assert shares[bench.REST]["seconds"] >= 0
