@@ -7,11 +7,17 @@ defaults: long enough for a SeqNumberHeader round), then checks that every repli
 Each point runs in its own process, so ``peak_rss_mb`` is that point's own peak. Prints (with
 --json)::
 
-    {"points": [{"servers", "sites", "build_settle_seconds", "peak_rss_mb", "converged", ...}],
-     "exponent": E, ...}
+    {"points": [{"servers", "sites", "build_settle_seconds", "peak_rss_mb", "converged",
+                 "replica_changes_applied", "object_replicas_created", "us_per_replica_change", ...}],
+     "exponent": E, "exponent_in_replica_changes": R, ...}
 
-``build_settle_seconds`` is process CPU time (one core); ``exponent`` is the least-squares slope
-of log(seconds) over log(servers), the growth exponent of the time in the number of servers.
+``build_settle_seconds`` is process CPU time (one core); ``replica_changes_applied`` counts the
+DirectoryChanges the replicas applied from the messages they received (a change applied at one
+replica counts once: a copy that arrives again is not applied again), ``object_replicas_created``
+those of them that created an object, and ``us_per_replica_change`` is the time over them.
+``exponent`` is the least-squares slope of log(seconds) over log(servers), the growth exponent of
+the time in the number of servers; ``exponent_in_replica_changes`` the slope over log(replica
+changes applied), the growth of the time in the work the protocol asks for.
 ``--no-skip`` runs every idle Change Propagation Timer firing (World's fast path off).
 
     python bench/scale.py --json [--servers 10 100 300 1000] [--per-site 20] [--seed 1] [--no-skip]
@@ -75,6 +81,9 @@ def point(servers: int, per_site: int, seed: int, skip: bool, mode: Mode) -> dic
         "build_settle_seconds": round(seconds, 3),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "converged": quiet and not problems,
+        "replica_changes_applied": world.changes_applied,
+        "object_replicas_created": world.replicas_created,
+        "us_per_replica_change": round(seconds / max(world.changes_applied, 1) * 1e6, 2),
         "simulated_seconds": round(world.now, 3),
         "messages_processed": world.messages_processed,
         "timers_skipped": world.timers_skipped,
@@ -86,9 +95,9 @@ def _point_in_child(args: tuple) -> dict[str, object]:
     return point(*args)
 
 
-def exponent(points: list[dict[str, object]]) -> float:
-    """The least-squares slope of log(seconds) over log(servers)."""
-    xs = [math.log(float(p["servers"])) for p in points]  # type: ignore[arg-type]
+def exponent(points: list[dict[str, object]], over: str = "servers") -> float:
+    """The least-squares slope of log(seconds) over log(``over``: servers, or replica changes applied)."""
+    xs = [math.log(float(p[over])) for p in points]  # type: ignore[arg-type]
     ys = [math.log(max(float(p["build_settle_seconds"]), 1e-3)) for p in points]  # type: ignore[arg-type]
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
@@ -120,6 +129,8 @@ def main() -> None:
         "skip_idle_timers": not args.no_skip,
         "points": points,
         "exponent": round(exponent(points), 3) if len(points) > 1 else None,
+        "exponent_in_replica_changes": (round(exponent(points, "replica_changes_applied"), 3)
+                                        if len(points) > 1 else None),
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "python": platform.python_version(),
     }

@@ -85,6 +85,7 @@ class World:
         self.results: dict[tuple[str, int], int] = {}
         self.messages_processed = 0
         self.changes_applied = 0  # directory operations applied at replicas from received changes
+        self.replicas_created = 0  # of which creates: the objects replicas made from received changes
         self._timers: dict[tuple[str, TimerKey], TimerHandle] = {}
         self._message_templates: dict[tuple[Any, ...], MsmqMessage] = {}  # message_of: validated attributes
         self._by_fold: dict[str, str] = {}  # casefolded machine name -> node name (the first added)
@@ -331,6 +332,8 @@ class World:
         if type(effect) is DirectoryOperation:
             if effect.status == 0 and effect.operation in ("create", "update", "delete") and self._receiving:
                 self.changes_applied += 1
+                if effect.operation == "create":
+                    self.replicas_created += 1
             if self._trace is not None:
                 self._emit({"event": "directory", "node": effect.node, "operation": effect.operation,
                             "status": effect.status, "type": effect.object_type,
