@@ -7,8 +7,6 @@ side by side: the cold figure against the same codec with its memos switched off
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import json
 import subprocess
 import sys
@@ -19,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mqspec.model import mqdsrp
 
+from tests.bench import load
 from tests.strategies_mqdsrp import change_propagation_messages, sync_reply_messages
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "codec.py"
@@ -92,13 +91,8 @@ def test_overall_figures_add_up_the_kinds(report):
     assert overall["messages"] == sum(v["messages"] for v in report["corpus"].values())
 
 
-@functools.cache
 def _load_bench():
-    """bench/codec.py as a module (it puts bench/ on sys.path for its baseline)."""
-    spec = importlib.util.spec_from_file_location("mqspec_bench_codec", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load("codec")
 
 
 def test_corpus_is_the_same_for_the_same_seed():

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from mqspec.refimpl.effects import Mode
 
+from tests.bench import load
+
 
 def _bench():
-    path = Path(__file__).resolve().parents[2] / "bench" / "scale.py"
-    spec = importlib.util.spec_from_file_location("bench_scale", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench
+    return load("scale")
 
 
 def test_a_point_counts_each_object_a_replica_made_once():

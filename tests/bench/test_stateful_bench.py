@@ -1,22 +1,18 @@
-"""bench/stateful.py: the progress lines a long soak writes after each batch, and the failures its workers save."""
+"""bench/stateful.py: the progress lines a long soak writes after each batch, the failures its workers save, and its rates and cost shares."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 from mqspec.refimpl.effects import Mode
 
+from tests.bench import load
+
 
 def _bench():
-    path = Path(__file__).resolve().parents[2] / "bench" / "stateful.py"
-    spec = importlib.util.spec_from_file_location("bench_stateful_progress", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench
+    return load("stateful")
 
 
 def test_progress_gets_a_line_per_batch_with_the_steps_so_far(tmp_path):
