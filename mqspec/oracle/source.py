@@ -21,6 +21,7 @@ from typing import IO, Any
 
 import attrs
 
+from .compression import codec, open_text, stream_errors, text_of
 from .trace_format import AT_NODE, NODE_KINDS, TraceError, readable, validate
 
 
@@ -37,17 +38,13 @@ class LineSource:
 
     @classmethod
     def from_path(cls, path: str | Path) -> LineSource:
-        name = str(path)
+        """A file, decompressed as its extension says (``.gz``, ``.zst``; :mod:`.compression`)."""
+        return cls(str(path), lambda: _decoded(str(path), lambda: open_text(path)))
 
-        def lines() -> Iterator[str]:
-            try:
-                # utf-8-sig: a trace written with a byte order mark (as Windows tools do) reads as one without
-                with open(path, encoding="utf-8-sig", newline=None) as f:
-                    yield from f
-            except OSError as exc:
-                raise TraceError(name, 0, "(file)", exc.strerror or str(exc)) from exc
-
-        return cls(name, lines)
+    @classmethod
+    def from_bytes(cls, data: bytes, name: str) -> LineSource:
+        """A file's bytes (read by someone else, e.g. Spark), decompressed as ``name``'s extension says."""
+        return cls(name, lambda: _decoded(name, lambda: text_of(data, name)))
 
     @classmethod
     def from_text(cls, text: str, name: str = "<trace>") -> LineSource:
@@ -123,6 +120,19 @@ class LineSource:
             if i == index:
                 return number
         return survey.last_line + 1  # pragma: no cover - index < events always finds its line
+
+
+def _decoded(name: str, open_stream: Callable[[], IO[str]]) -> Iterator[str]:
+    """The lines of a text stream; a file that cannot be opened, or a broken compressed stream, is a TraceError."""
+    broken = stream_errors()
+    try:
+        # utf-8-sig (in open_text / text_of): a byte order mark, as Windows tools write, reads as none
+        with open_stream() as f:
+            yield from f
+    except OSError as exc:  # gzip's "not a gzipped file" is one too
+        raise TraceError(name, 0, "(file)", exc.strerror or str(exc)) from exc
+    except broken as exc:
+        raise TraceError(name, 0, "(file)", f"not a whole {codec(name)} stream: {exc}") from exc
 
 
 @attrs.define(eq=False)
