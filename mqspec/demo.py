@@ -88,12 +88,22 @@ def record_section4(console: Console, out: Path) -> int:
 
 def handover_summary(rows: list[dict[str, str]]) -> str | None:
     """A line on the checked traces that declare a PSC handover (``rows``: path and verdict), or None."""
-    moved = [r for r in rows if '"event":"handover"' in Path(r["path"]).read_text(encoding="utf-8")]
+    moved = [r for r in rows if '"event":"handover"' in _text(r["path"])]
     if not moved:
         return None
     conformant = sum(r["verdict"] == "conformant" for r in moved)
     return (f"PSC handovers (move_psc) declared in {plural(len(moved), 'trace')} (E-313): "
             f"{conformant} of {len(moved)} conformant.")
+
+
+def _text(path: str) -> str:
+    """A checked trace's text (``path``: a local path or a ``file:`` URI, compressed or not)."""
+    from urllib.parse import unquote, urlsplit
+
+    from mqspec.oracle.compression import open_text
+
+    with open_text(unquote(urlsplit(path).path) if path.startswith("file:") else path) as f:
+        return f.read()
 
 
 def run() -> None:
@@ -109,19 +119,20 @@ def run() -> None:
     decode_examples(console)
     record_section4(console, OUT / "section4")
 
-    from mqspec.pipeline.check import check
-    from mqspec.pipeline.checks import find_inputs
+    from mqspec.pipeline.check import check, list_inputs
     from mqspec.pipeline.explore import explore
     from mqspec.pipeline.report import write
     from mqspec.pipeline.runs import Campaign
-    from mqspec.pipeline.session import master_url, session
+    from mqspec.pipeline.session import master_url, parallelism, session
+    from mqspec.pipeline.store import Location
 
     master = master_url()
     console.rule(f"[bold]Spark ({master}): explore {RUNS} runs, check every trace, report")
     spark = session(master)
-    explored = explore(spark, Campaign(runs=RUNS, seed=SEED, traces=True), OUT / "explore", master=master)
-    inputs = find_inputs([OUT / "section4", OUT / "explore" / "traces"])
-    checked = check(spark, inputs, OUT / "check", master=master)
+    out = Location(OUT)
+    explored = explore(spark, Campaign(runs=RUNS, seed=SEED, traces=True), out.child("explore"), master=master)
+    listing = list_inputs(spark, [out.child("section4").uri, out.child("explore", "traces").uri])
+    checked = check(spark, listing, out.child("check"), master=master, parallelism=parallelism(spark, master))
     spark.stop()
     docs = (Path(__file__).resolve().parent.parent / "docs" / "_build" / "html").as_uri()
     report = write([OUT / "explore", OUT / "check"], OUT / "report", docs=docs)

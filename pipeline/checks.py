@@ -14,19 +14,27 @@ converts it) with the checker of ``mqspec check`` and yields tagged rows, one ta
   ``mqspec check`` would print.
 
 Every input gives exactly one ``verdict`` or one ``quarantine`` row, so the counts reconcile.
+An input is read once: the checker's first, validating pass over it also makes its message rows.
+On Spark the inputs arrive as their bytes (read by Spark's file systems on the executors:
+:func:`arrow_batches`); compressed traces (``.ndjson.gz``, ``.ndjson.zst``) are decompressed as
+they are read.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import pyarrow as pa
 
-TRACE_SUFFIXES = (".ndjson",)
+from mqspec.oracle.source import LineSource
+
+TRACE_SUFFIXES = (".ndjson", ".ndjson.gz", ".ndjson.zst")
 #: captures are read by their content (pcap or pcapng, plain or compressed), found by these names
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap.gz", ".pcapng.gz", ".cap.gz")
 #: a capture's node declarations, beside it: ``capture.pcap`` -> ``capture.topology.json``
@@ -74,52 +82,114 @@ def search_inputs(paths: Iterable[str | Path]) -> tuple[list[str], list[str]]:
     return sorted(dict.fromkeys(found)), sorted(dict.fromkeys(skipped))
 
 
+def is_input(name: str) -> bool:
+    return name.lower().endswith(TRACE_SUFFIXES + CAPTURE_SUFFIXES)
+
+
+def sidecar_of(path: str) -> str:
+    """Where a capture's topology is, as a string of the same form (a URI stays a URI): ``lab.pcap`` ->
+    ``lab.topology.json`` (``lab.pcapng``, ``lab.pcap.gz``, ``lab.cap`` alike)."""
+    suffix = next((s for s in CAPTURE_SUFFIXES if path.lower().endswith(s)), Path(path).suffix)
+    return path[: len(path) - len(suffix)] + TOPOLOGY_SUFFIX
+
+
 def input_kind(path: str) -> str:
     """A capture by its name, or (a file named otherwise) by its first bytes; else a trace."""
     from mqspec.capture.reader import sniff
 
-    return "capture" if path.lower().endswith(CAPTURE_SUFFIXES) or sniff(path) is not None else "trace"
+    lower = path.lower()
+    if lower.endswith(TRACE_SUFFIXES):
+        return "trace"
+    return "capture" if lower.endswith(CAPTURE_SUFFIXES) or sniff(path) is not None else "trace"
 
 
-def check_rows(path: str) -> Iterator[dict[str, Any]]:
-    """The rows of one input (see the module docstring); never raises for a bad input."""
-    from mqspec.oracle.check import check
+def check_rows(path: str, data: bytes | None = None, topology: str | None = None) -> Iterator[dict[str, Any]]:
+    """The rows of one input (see the module docstring); never raises for a bad input.
 
+    ``data``: the input's bytes (else it is read from ``path``); ``topology``: a capture's sidecar text
+    (else the sidecar beside ``path`` is read, if there is one).
+    """
+    heads, messages = judge(path, data, topology)
+    yield from heads
+    for batch in messages:
+        for row in batch.to_pylist():
+            yield {k: v for k, v in row.items() if v is not None or k in ("table", "path", "kind")}
+
+
+def judge(path: str, data: bytes | None = None,
+          topology: str | None = None) -> tuple[list[dict[str, Any]], list[pa.RecordBatch]]:
+    """An input's verdict (or quarantine), divergence and coverage rows, and its message rows as Arrow
+    batches (compact: a long trace has many), from the checker's one pass over it."""
+    if data is not None and not path.lower().endswith(TRACE_SUFFIXES):
+        # a capture (or a file named neither way) is read from a file: these bytes, under its name
+        with tempfile.TemporaryDirectory(prefix="mqspec-input-") as tmp:
+            local = Path(tmp) / Path(unquote(urlsplit(path).path)).name
+            local.write_bytes(data)
+            heads, messages = judge(str(local), None, topology if topology is not None else "")
+        return [_renamed(row, str(local), path) for row in heads], [
+            pa.RecordBatch.from_pylist([_renamed(r, str(local), path) for r in b.to_pylist()], schema=ROW_SCHEMA)
+            for b in messages]
     kind = input_kind(path)
+    messages = _Messages(path, kind)
     if kind == "capture":
-        yield from _capture_rows(path)
-        return
-    try:  # streamed from the file by the checker (a BOM, unreadable bytes: its errors)
-        reports = list(check(path).traces)
+        return _capture_rows(path, topology, messages), messages.close()
+    from mqspec.oracle.check import check_source
+
+    try:  # streamed, decompressed as its extension says (a BOM, bad bytes: the checker's own errors)
+        source = LineSource.from_path(path) if data is None else LineSource.from_bytes(data, path)
+        reports = check_source(_Teed(source, messages.add))
     except RecursionError:
-        yield _row("quarantine", path, kind, error="trace error: a trace line is nested too deeply")
-        return
+        return [_row("quarantine", path, kind, error="trace error: a trace line is nested too deeply")], []
     except Exception as exc:  # noqa: BLE001 - every failure to read an input is that input's quarantine
-        yield _row("quarantine", path, kind, error=_one_line(exc))
-        return
-    yield from _verdict(path, kind, reports)
-    yield from message_rows(path, kind)
+        return [_row("quarantine", path, kind, error=_one_line(exc))], []
+    return list(_verdict(path, kind, reports)), messages.close()
 
 
-def _capture_rows(path: str) -> Iterator[dict[str, Any]]:
-    """A capture, converted (with its topology sidecar) into a temporary trace the checker streams;
-    its verdict row carries what it held. A file cut mid-record is used up to the cut (incomplete-capture)."""
+def _renamed(row: dict[str, Any], local: str, path: str) -> dict[str, Any]:
+    """A row made from a temporary copy, naming the input instead."""
+    row = dict(row, path=path)
+    if row.get("error"):
+        row["error"] = row["error"].replace(local, path)
+    return row
+
+
+class _Teed(LineSource):
+    """A source whose validating pass (the checker's first, and only full, read) also hands each record on."""
+
+    def __init__(self, inner: LineSource, each: Callable[[dict[str, Any]], None]) -> None:
+        super().__init__(inner.name, inner._open)
+        self._each = each
+
+    def records(self, *, check: bool = True) -> Iterator[tuple[int, dict[str, Any]]]:
+        for number, record in super().records(check=check):
+            if check:
+                self._each(record)
+            yield number, record
+
+
+def _capture_rows(path: str, topology_text: str | None, messages: _Messages) -> list[dict[str, Any]]:
+    """A capture, converted (with its topology: ``topology_text``, else the sidecar beside it) into a
+    temporary trace the checker streams; its verdict row carries what it held. A file cut mid-record is
+    used up to the cut (incomplete-capture)."""
     from mqspec.oracle import topology
     from mqspec.oracle.check import check_source
     from mqspec.oracle.from_pcap import capture_trace
 
     try:
-        with capture_trace(path, topology=topology.for_capture(path)) as (source, conversion):
-            reports = check_source(source)
+        declared = (topology.for_capture(path) if topology_text is None else
+                    topology.load(json.loads(topology_text), sidecar_of(path)) if topology_text else topology.Topology())
+        with capture_trace(path, topology=declared) as (source, conversion):
+            reports = check_source(_Teed(source, messages.add))
             held = conversion.summary
             counts = {"frames": held.frames, "capture_messages": held.decoded, "holes": held.holes_total,
                       "frames_skipped": dict(sorted(held.skipped.items()))}
-            yield from _verdict(path, "capture", reports, counts)
-            yield from message_rows(path, "capture", source=source)
+            return list(_verdict(path, "capture", reports, counts))
     except RecursionError:
-        yield _row("quarantine", path, "capture", error="trace error: a trace line is nested too deeply")
+        messages.clear()
+        return [_row("quarantine", path, "capture", error="trace error: a trace line is nested too deeply")]
     except Exception as exc:  # noqa: BLE001 - every failure to read an input is that input's quarantine
-        yield _row("quarantine", path, "capture", error=_one_line(exc))
+        messages.clear()
+        return [_row("quarantine", path, "capture", error=_one_line(exc))]
 
 
 def _one_line(exc: Exception) -> str:
@@ -172,24 +242,46 @@ def _row(table: str, path: str, kind: str, **fields: Any) -> dict[str, Any]:
 _EVENT_PROTOCOL = {"send": "mqdsrp", "receive": "mqdsrp", "datagram": "mqsd", "notification": "mqcn"}
 
 
-def message_rows(path: str, kind: str, source: Any = None) -> Iterator[dict[str, Any]]:
-    """One row per wire message (replication sends and receives, MS-MQSD datagrams, MS-MQCN bodies).
+class _Messages:
+    """Message rows of one input, made from its records as the checker validates them, kept as Arrow batches."""
 
-    The file is read again rather than through the checker's events: the checker stops at a trace's
-    first divergence, and ``messages/`` holds every message. ``source``: a capture's converted trace.
+    def __init__(self, path: str, kind: str) -> None:
+        self.path, self.kind = path, kind
+        self.rows: list[dict[str, Any]] = []
+        self.batches: list[pa.RecordBatch] = []
+
+    def add(self, record: dict[str, Any]) -> None:
+        row = message_row(self.path, self.kind, record)
+        if row is not None:
+            self.rows.append(row)
+            if len(self.rows) >= 4096:
+                self.batches.append(pa.RecordBatch.from_pylist(self.rows, schema=ROW_SCHEMA))
+                self.rows = []
+
+    def clear(self) -> None:
+        self.rows, self.batches = [], []
+
+    def close(self) -> list[pa.RecordBatch]:
+        if self.rows:
+            self.batches.append(pa.RecordBatch.from_pylist(self.rows, schema=ROW_SCHEMA))
+            self.rows = []
+        return self.batches
+
+
+def message_row(path: str, kind: str, record: dict[str, Any]) -> dict[str, Any] | None:
+    """A wire message's row (replication sends and receives, MS-MQSD datagrams, MS-MQCN bodies), or None.
+
+    Every message of the input has one, also past a divergence (where the checker stops replaying).
     """
-    from mqspec.oracle.trace_format import read_lines
-
-    for _, record in (source.records() if source is not None else read_lines(path)):
-        protocol = _EVENT_PROTOCOL.get(record["event"])
-        if protocol is None:
-            continue
-        direction = record.get("direction") or record["event"]
-        row = _row("message", path, kind, trace=record["trace"], t=float(record["t"]), node=record.get("node"),
-                   direction=direction, protocol=protocol,
-                   peer=record.get("to") if direction == "send" else record.get("from"))
-        row.update(message_fields(protocol, record.get("body", "")))
-        yield row
+    protocol = _EVENT_PROTOCOL.get(record["event"])
+    if protocol is None:
+        return None
+    direction = record.get("direction") or record["event"]
+    row = _row("message", path, kind, trace=record["trace"], t=float(record["t"]), node=record.get("node"),
+               direction=direction, protocol=protocol,
+               peer=record.get("to") if direction == "send" else record.get("from"))
+    row.update(message_fields(protocol, record.get("body", "")))
+    return row
 
 
 def message_fields(protocol: str, body_hex: str) -> dict[str, Any]:
@@ -222,15 +314,11 @@ def message_fields(protocol: str, body_hex: str) -> dict[str, Any]:
     return fields
 
 
-def arrow_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """The ``mapInArrow`` function: input paths (column ``path``) in, tagged rows out."""
+def arrow_batches(batches: Iterable[pa.RecordBatch], topologies: dict[str, str]) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` function: inputs (columns ``path`` and ``content``, as Spark's ``binaryFile``
+    source reads them) in, tagged rows out; ``topologies``: capture path -> its sidecar's text."""
     for batch in batches:
-        for path in batch.column("path").to_pylist():
-            rows: list[dict[str, Any]] = []
-            for row in check_rows(path):
-                rows.append(row)
-                if len(rows) >= 4096:  # a long trace's messages leave in bounded batches
-                    yield pa.RecordBatch.from_pylist(rows, schema=ROW_SCHEMA)
-                    rows = []
-            if rows:
-                yield pa.RecordBatch.from_pylist(rows, schema=ROW_SCHEMA)
+        for path, content in zip(batch.column("path").to_pylist(), batch.column("content").to_pylist()):
+            heads, messages = judge(path, content, topologies.get(path))
+            yield pa.RecordBatch.from_pylist(heads, schema=ROW_SCHEMA)
+            yield from messages

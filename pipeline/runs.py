@@ -3,8 +3,9 @@
 :func:`run_rows` takes run indices and yields one row per run: the run's record
 (:func:`mqspec.proofs.explore.run.explore_run` with the seed :func:`derive_seed` gives it), its
 violations each shrunk to a scenario file (:func:`mqspec.proofs.explore.run.shrink`), and, when
-asked, its trace in the published format. A Spark task calls it through :func:`arrow_batches`;
-the tests call it directly.
+asked, its trace in the published format. A Spark task calls it through :func:`arrow_batches`,
+which writes each trace, compressed, straight into the campaign's ``traces/`` folder (the row names
+the file: a trace is stored once, and never travels through the driver); the tests call it directly.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ RUN_SCHEMA = pa.schema([
     ("reading", pa.string()), ("steps", pa.int64()), ("handler_runs", pa.int64()),
     ("simulated_seconds", pa.float64()), ("messages", pa.int64()), ("wire_bytes", pa.int64()),
     ("converged", pa.bool_()), ("violation_count", pa.int64()), ("violations", pa.list_(VIOLATION_TYPE)),
-    ("clauses", pa.list_(pa.string())), ("cpu_seconds", pa.float64()), ("trace", pa.string()),
+    ("clauses", pa.list_(pa.string())), ("cpu_seconds", pa.float64()),
+    ("trace_file", pa.string()), ("trace_bytes", pa.int64()),  # under DIR/traces, as the executor wrote it
 ])
 #: columns that measure time: the only ones that may differ between two runs of one campaign
 TIMING_COLUMNS = ("cpu_seconds", "shrink_seconds")
@@ -48,13 +50,15 @@ class Campaign:
     reading: tuple[str, ...] = ()
     profile: str = "ci"
     traces: bool = False
+    trace_compression: str = "zstd"  # zstd, gzip or none: the traces' extension says which
     shrink_seconds: float = 60.0
     shrink_replays: int = 400
 
     def identity(self) -> dict[str, Any]:
         """The arguments a stored campaign must share with a run that resumes it."""
         return {"seed": self.seed, "mode": self.mode, "reading": list(self.reading), "profile": self.profile,
-                "traces": self.traces, "shrink_replays": self.shrink_replays}
+                "traces": self.traces, "trace_compression": self.trace_compression,
+                "shrink_replays": self.shrink_replays}
 
     def to_json(self) -> dict[str, Any]:
         return {**attrs.asdict(self), "reading": list(self.reading)}
@@ -62,6 +66,12 @@ class Campaign:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Campaign:
         return cls(**{**data, "reading": tuple(data.get("reading", ()))})
+
+    def trace_file(self, run: int) -> str:
+        """Run ``run``'s trace file name under ``DIR/traces``."""
+        from mqspec.oracle.compression import TRACE_SUFFIX
+
+        return f"run-{run:09d}{TRACE_SUFFIX[self.trace_compression]}"
 
 
 def derive_seed(seed: int, run: int) -> int:
@@ -71,7 +81,8 @@ def derive_seed(seed: int, run: int) -> int:
 
 
 def run_rows(runs: Iterable[int], campaign: Campaign) -> Iterator[dict[str, Any]]:
-    """One row (:data:`RUN_SCHEMA`) per run index."""
+    """One row per run index: :data:`RUN_SCHEMA`'s columns but the trace file's, and its ``trace`` text
+    (None without ``campaign.traces``)."""
     from mqspec.proofs.explore.run import explore_run, shrink
     from mqspec.refimpl.effects import Mode
 
@@ -114,9 +125,28 @@ def run_trace(record: Any, trace_id: str) -> str:
     return out.getvalue()
 
 
-def arrow_batches(batches: Iterable[pa.RecordBatch], campaign: dict[str, Any]) -> Iterator[pa.RecordBatch]:
-    """The ``mapInArrow`` function: run indices (column ``id``) in, run rows out, a batch per run."""
-    camp = Campaign.from_json(campaign)
+def store_trace(row: dict[str, Any], campaign: Campaign, out: Any) -> dict[str, Any]:
+    """The row with its trace written, compressed, as ``out/traces/run-NNNNNNNNN.ndjson.zst`` (``out``: a
+    :class:`~mqspec.pipeline.store.Location`) and named in ``trace_file`` / ``trace_bytes``."""
+    from mqspec.oracle.compression import compress
+
+    row = dict(row)
+    text = row.pop("trace", None)
+    row["trace_file"] = row["trace_bytes"] = None
+    if text is not None:
+        name = campaign.trace_file(row["run"])
+        data = compress(text.encode("utf-8"), name)
+        out.child("traces", name).write_bytes(data)
+        row.update(trace_file=name, trace_bytes=len(data))
+    return row
+
+
+def arrow_batches(batches: Iterable[pa.RecordBatch], campaign: dict[str, Any], out: str) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` function: run indices (column ``id``) in, run rows out, a batch per run; each
+    trace written under ``out`` (the campaign's URI) by the executor that made it."""
+    from .store import Location
+
+    camp, where = Campaign.from_json(campaign), Location(out)
     for batch in batches:
         for row in run_rows(batch.column("id").to_pylist(), camp):
-            yield pa.RecordBatch.from_pylist([row], schema=RUN_SCHEMA)
+            yield pa.RecordBatch.from_pylist([store_trace(row, camp, where)], schema=RUN_SCHEMA)

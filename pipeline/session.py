@@ -12,8 +12,9 @@ The user's settings win: ``--conf KEY=VALUE`` pairs go to the session as given, 
 working with nothing set). Whatever the executors run is checked before a job by
 :mod:`mqspec.pipeline.preflight`.
 
-Spark's own chatter stays off the terminal: its log at errors (``log4j2.properties`` beside this
-module, unless ``$SPARK_CONF_DIR`` holds the user's own), and the JVM's ``WARNING: Using incubator
+Spark's own chatter stays off the terminal: its log at fatal errors only (``log4j2.properties`` beside
+this module, unless ``$SPARK_CONF_DIR`` holds the user's own; a failed job is one line of mqspec's,
+:mod:`mqspec.pipeline.preflight`), and the JVM's ``WARNING: Using incubator
 modules`` line, which Spark's launcher provokes on every start (it always adds
 ``--add-modules=jdk.incubator.vector``, and no JVM option silences that warning), is dropped from the
 JVM's stderr; every other line of it passes through. The driver JVM exits on an OutOfMemoryError
@@ -122,9 +123,7 @@ def session(master: str | None = None, *, app_name: str = "mqspec", event_log: s
     builder = SparkSession.builder.master(url)
     for key, value in options.items():
         builder = builder.config(key, value)
-    spark = builder.appName(app_name).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return builder.appName(app_name).getOrCreate()
 
 
 def _driver_java_options() -> list[str]:

@@ -2,13 +2,18 @@
 
 The jobs run on embedded local Spark (``local[*]``) unless ``--master`` or ``MQSPEC_SPARK_MASTER``
 names a standalone cluster (``spark://HOST:PORT``) or a Spark Connect server (``sc://HOST:PORT``);
-see :mod:`mqspec.pipeline.session`. Exit status: 0 clean, 1 a violation / a divergent or
-quarantined input, 2 a usage error.
+see :mod:`mqspec.pipeline.session`. ``--conf``, ``--archives`` and ``--py-files`` go to Spark as
+given; ``pack-env`` makes the archive that ships this mqspec to executors. Before a job the
+executors are probed (:mod:`mqspec.pipeline.preflight`). Exit status: 0 clean, 1 a violation / a
+divergent or quarantined input, 2 a usage error, 5 the executors cannot run this mqspec (pre-flight),
+6 a Spark job failed (an input the executors cannot read, an executor lost, ``--out`` not shared).
 """
 
 from __future__ import annotations
 
+import re
 import sys
+import time
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -18,32 +23,59 @@ from mqspec.cli.common import emit, fail
 
 #: the file that marks a folder as written by mqspec pipeline (it may then be overwritten)
 MARKER = ".mqspec-pipeline"
+#: exit status of a failed pre-flight check, and of a failed Spark job (see the module docstring)
+PREFLIGHT_FAILED, JOB_FAILED = 5, 6
 
 
 def _fail(text: str) -> NoReturn:
     fail("usage", text)
 
 
-def _claim(out: Path, what: str) -> None:
-    """Refuse an output folder that holds anything not written by ``mqspec pipeline`` (nothing is deleted)."""
-    if any(c in str(out.resolve()) for c in "[]*?{}"):
-        _fail(f"--out {out}: Spark reads a path as a glob pattern: choose one without [ ] * ? {{ }}")
-    if out.exists() and not out.is_dir():
-        _fail(f"--out {out}: is a file, not a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).exists():
-        _fail(f"--out {out}: the folder holds files mqspec pipeline did not write; choose an empty or new folder")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER).write_text(f"{what}\n", encoding="utf-8")
+def _stop(kind: str, text: str, status: int) -> NoReturn:
+    click.echo(f"mqspec: {kind}: {text}", err=True)
+    sys.exit(status)
 
 
-def _session(master: str | None, event_log: str | None) -> tuple[Any, str]:
-    from mqspec.pipeline.session import SessionError, master_url, session
+def _claim(where: str, what: str) -> Any:
+    """The ``--out`` Location, marked as mqspec pipeline's; a folder of anything else is refused (nothing is deleted)."""
+    from mqspec.pipeline.store import Location
 
     try:
-        url = master_url(master)
-        return session(url, event_log=event_log), url
+        out = Location(where)
+    except (OSError, ValueError) as exc:
+        _fail(f"--out {where}: {' '.join(str(exc).split())}")
+    if re.search(r"[\[\]*?{}]", out.path):
+        _fail(f"--out {where}: Spark reads a path as a glob pattern: choose one without [ ] * ? {{ }}")
+    if out.exists() and not out.is_dir():
+        _fail(f"--out {where}: is a file, not a folder")
+    if out.names() and not out.child(MARKER).exists():
+        _fail(f"--out {where}: the folder holds files mqspec pipeline did not write; choose an empty or new folder")
+    out.mkdir()
+    out.child(MARKER).write_text(f"{what}\n")
+    return out
+
+
+def _session(options: dict[str, Any]) -> tuple[Any, str]:
+    from mqspec.pipeline.session import SessionError, master_url, parse_conf, session
+
+    try:
+        url = master_url(options["master"])
+        conf = parse_conf(options["conf"])
+        return session(url, event_log=options["event_log"], conf=conf, archives=options["archives"],
+                       py_files=options["py_files"]), url
     except SessionError as exc:
         _fail(str(exc))
+
+
+def _preflight(spark: Any, url: str, out: Any) -> dict[str, Any]:
+    from mqspec.pipeline.preflight import PreflightError, preflight
+    from mqspec.pipeline.session import is_connect, parallelism
+
+    started = time.monotonic()
+    try:
+        return preflight(spark, tasks=max(2, parallelism(spark, url)), out=out, connect=is_connect(url))
+    except PreflightError as exc:
+        _stop("pre-flight", f"{exc} [after {time.monotonic() - started:.1f} s]", PREFLIGHT_FAILED)
 
 
 def _print(summary: dict[str, Any], as_json: bool, keys: tuple[str, ...]) -> None:
@@ -61,9 +93,27 @@ def pipeline() -> None:
     """Exploration campaigns and conformance checking at scale (Spark), and their report."""
 
 
-_master = click.option("--master", metavar="URL", help="local[*] (default), local[N], spark://HOST:PORT or "
-                       "sc://HOST:PORT (default: $MQSPEC_SPARK_MASTER, else local[*]).")
-_event_log = click.option("--event-log", metavar="DIR", help="Write Spark's event log into DIR.")
+def _spark_options(command: Any) -> Any:
+    """--master, --conf, --archives, --py-files and --event-log: where and how the job runs."""
+    for option in reversed([
+        click.option("--master", metavar="URL", help="local[*] (default), local[N], spark://HOST:PORT or "
+                     "sc://HOST:PORT (default: $MQSPEC_SPARK_MASTER, else local[*])."),
+        click.option("--conf", "conf", multiple=True, metavar="KEY=VALUE",
+                     help="A Spark setting, as spark-submit's --conf (repeatable; the user's settings win)."),
+        click.option("--archives", multiple=True, metavar="URI[#NAME]",
+                     help="An archive unpacked in each executor's folder (repeatable): e.g. the pack-env archive."),
+        click.option("--py-files", "py_files", multiple=True, metavar="URI",
+                     help="A .py, .zip or .egg put on the executors' Python path (repeatable)."),
+        click.option("--event-log", metavar="DIR", help="Write Spark's event log into DIR."),
+    ]):
+        command = option(command)
+    return command
+
+
+def _job_failure(what: str, exc: BaseException) -> NoReturn:
+    from mqspec.pipeline.preflight import reason
+
+    _stop("spark", f"{what} failed: {reason(exc)}", JOB_FAILED)
 
 
 @pipeline.command()
@@ -76,26 +126,28 @@ _event_log = click.option("--event-log", metavar="DIR", help="Write Spark's even
 @click.option("--profile", type=click.Choice(["ci", "soak"]), default="ci", show_default=True,
               help="Run length and rule frequencies of the state machine.")
 @click.option("--traces", is_flag=True, help="Also keep each run's trace (published NDJSON format) under DIR/traces.")
+@click.option("--trace-compression", type=click.Choice(["zstd", "gzip", "none"]), default="zstd", show_default=True,
+              help="How the executors compress each trace (run-N.ndjson.zst, .ndjson.gz or .ndjson).")
 @click.option("--shrink-seconds", type=click.FloatRange(0.1, 3600), default=60.0, show_default=True,
               help="CPU-time budget for shrinking one violation (a safety net: see --shrink-replays).")
 @click.option("--shrink-replays", type=click.IntRange(1, 100_000), default=400, show_default=True,
               help="Replays allowed for shrinking one violation (bounds it deterministically).")
 @click.option("--wave", type=click.IntRange(1, 1_000_000), default=64, show_default=True,
               help="Runs per Spark job: progress is reported, and a resumed campaign restarts, per wave.")
-@click.option("--out", type=click.Path(file_okay=False), default="out/explore", show_default=True, metavar="DIR")
-@_master
-@_event_log
+@click.option("--out", default="out/explore", show_default=True, metavar="DIR",
+              help="A folder: a local path or a URI (file://, hdfs://, s3a://) every executor can write.")
+@_spark_options
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def explore(runs: int, seed: int, mode: str, reading: str, profile: str, traces: bool, shrink_seconds: float,
-            shrink_replays: int, wave: int, out: str, master: str | None, event_log: str | None,
-            as_json: bool) -> None:
+def explore(runs: int, seed: int, mode: str, reading: str, profile: str, traces: bool, trace_compression: str,
+            shrink_seconds: float, shrink_replays: int, wave: int, out: str, as_json: bool, **spark: Any) -> None:
     """Run N generated runs of the replication state machine as Spark tasks, every invariant checked.
 
     Writes Parquet datasets under DIR: runs/, violations/ (each shrunk to a scenario file under
-    counterexamples/), coverage/, and with --traces each run's trace under traces/. Re-running with
-    the same --out resumes: stored runs are skipped. Exit status 0: no violation; 1: violations.
+    counterexamples/), coverage/, and with --traces each run's trace under traces/ (written by the
+    executors). Re-running with the same --out resumes: stored runs are skipped. Exit status 0: no
+    violation; 1: violations; 5: the executors cannot run this mqspec; 6: a Spark job failed.
     """
-    from mqspec.pipeline.explore import CampaignMismatch
+    from mqspec.pipeline.explore import CampaignMismatch, NotShared
     from mqspec.pipeline.explore import explore as run_campaign
     from mqspec.pipeline.runs import Campaign
     from mqspec.proofs.explore.run import check_arguments
@@ -106,59 +158,102 @@ def explore(runs: int, seed: int, mode: str, reading: str, profile: str, traces:
         check_arguments(profile, Mode(mode), handlers)
     except ValueError as exc:
         _fail(str(exc))
-    target = Path(out)
-    _claim(target, "explore")
+    target = _claim(out, "explore")
     campaign = Campaign(runs=runs, seed=seed, mode=mode, reading=handlers, profile=profile, traces=traces,
-                        shrink_seconds=shrink_seconds, shrink_replays=shrink_replays)
-    spark, url = _session(master, event_log)
+                        trace_compression=trace_compression, shrink_seconds=shrink_seconds,
+                        shrink_replays=shrink_replays)
+    session, url = _session(spark)
+    probed = _preflight(session, url, target)
     try:
-        summary = run_campaign(spark, campaign, target, master=url, wave=wave)
+        summary = run_campaign(session, campaign, target, master=url, wave=wave)
     except CampaignMismatch as exc:
         _fail(str(exc))
-    _print(summary, as_json, ("runs", "steps", "violations", "counterexamples", "converged", "seconds", "out"))
+    except NotShared as exc:
+        _stop("spark", str(exc), JOB_FAILED)
+    except Exception as exc:  # noqa: BLE001 - a failed Spark job is one line and its own status
+        _job_failure("explore", exc)
+    summary["executors"] = probed["executors"]
+    _print(summary, as_json, ("runs", "steps", "violations", "counterexamples", "converged", "traces", "seconds", "out"))
     sys.exit(1 if summary["violations"] else 0)
 
 
 @pipeline.command()
-@click.argument("inputs", nargs=-1, required=True, type=click.Path(), metavar="INPUT...")
-@click.option("--out", type=click.Path(file_okay=False), default="out/check", show_default=True, metavar="DIR")
-@_master
-@_event_log
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("--out", default="out/check", show_default=True, metavar="DIR",
+              help="A folder: a local path or a URI (file://, hdfs://, s3a://) every executor can write.")
+@_spark_options
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def check(inputs: tuple[str, ...], out: str, master: str | None, event_log: str | None, as_json: bool) -> None:
-    """Judge traces (*.ndjson) and captures (*.pcap, *.pcapng, *.cap, *.pcap.gz) with the checker of `mqspec check`.
+def check(inputs: tuple[str, ...], out: str, as_json: bool, **spark: Any) -> None:
+    """Judge traces (*.ndjson, *.ndjson.gz, *.ndjson.zst) and captures (*.pcap, *.pcapng, *.cap, *.pcap.gz) with `mqspec check`'s checker.
 
-    INPUT: files, or folders searched recursively (every other file found is counted and named as
-    skipped). A capture is converted as `mqspec trace from-pcap` converts it, with
-    CAPTURE.topology.json beside it as its topology. Writes verdicts/ (a capture's row with its
+    INPUT: files or folders (searched recursively; every other file found is counted and named as
+    skipped), local paths or URIs (file://, hdfs://, s3a://), globs allowed; the executors read them
+    through Spark's file systems. A capture is converted as `mqspec trace from-pcap` converts it,
+    with CAPTURE.topology.json beside it as its topology. Writes verdicts/ (a capture's row with its
     frames, messages, frames skipped by reason and holes), divergences/, coverage/, messages/ and
     quarantine/ under DIR; inputs = verdict rows + quarantine rows. Exit status 0: every input
-    conformant; 1: one diverged, was incomplete (a capture with holes) or was quarantined.
+    conformant; 1: one diverged, was incomplete (a capture with holes) or was quarantined; 5: the
+    executors cannot run this mqspec; 6: a Spark job failed (an input the executors cannot read included).
     """
+    from mqspec.pipeline.check import NoInputs, list_inputs
     from mqspec.pipeline.check import check as run_check
-    from mqspec.pipeline.checks import CAPTURE_SUFFIXES, search_inputs
+    from mqspec.pipeline.checks import CAPTURE_SUFFIXES
+    from mqspec.pipeline.session import parallelism
+    from mqspec.pipeline.store import is_uri, to_uri
 
-    missing = [p for p in inputs if not Path(p).exists()]
+    missing = [p for p in inputs if not is_uri(p) and not re.search(r"[\[\]*?{}]", p) and not Path(p).exists()]
     if missing:
         _fail(f"{missing[0]}: no such file or folder")
-    found, skipped = search_inputs(inputs)
+    target = _claim(out, "check")
+    session, url = _session(spark)
+    probed = _preflight(session, url, target)
+    try:
+        listing = list_inputs(session, [to_uri(p) for p in inputs])
+    except NoInputs as exc:
+        _fail(str(exc))
+    except Exception as exc:  # noqa: BLE001 - as below
+        _job_failure("listing the inputs", exc)
+    skipped = listing.skipped
     for name in skipped[:20]:
         click.echo(f"mqspec: skipped (not a trace or capture by its name): {name}", err=True)
     if len(skipped) > 20:
         click.echo(f"mqspec: ... and {len(skipped) - 20} more files skipped", err=True)
-    if not found:
+    if not listing.inputs:
         kinds = ", ".join(f"*{s}" for s in CAPTURE_SUFFIXES)
-        _fail(f"no trace (*.ndjson) or capture ({kinds}) in {', '.join(inputs)}"
+        _fail(f"no trace (*.ndjson, *.ndjson.gz, *.ndjson.zst) or capture ({kinds}) in {', '.join(inputs)}"
               + (f" ({len(skipped)} other files skipped)" if skipped else ""))
-    target = Path(out)
-    _claim(target, "check")
-    spark, url = _session(master, event_log)
-    summary = run_check(spark, found, target, master=url)
-    summary.update(skipped_files=len(skipped), skipped=skipped)
+    try:
+        summary = run_check(session, listing, target, master=url, parallelism=parallelism(session, url))
+    except Exception as exc:  # noqa: BLE001 - a failed Spark job is one line and its own status
+        _job_failure("check", exc)
+    summary["executors"] = probed["executors"]
     _print(summary, as_json, ("inputs", "conformant", "divergent", "incomplete", "nothing_checked", "quarantined",
                               "reconciled", "skipped_files", "messages", "seconds", "out"))
     clean = summary["conformant"] == summary["inputs"]
     sys.exit(0 if clean else 1)
+
+
+@pipeline.command("pack-env")
+@click.argument("archive", metavar="ARCHIVE.tar.gz")
+@click.option("--json", "as_json", is_flag=True, help="Print what was packed as one JSON object.")
+def pack_env(archive: str, as_json: bool) -> None:
+    """Pack this mqspec and what its executors import as a venv archive for --archives.
+
+    Use it as: --archives ARCHIVE.tar.gz#env --conf spark.pyspark.python=./env/bin/python. The
+    archive's Python links to this one's base interpreter: the executors' machines need that Python
+    (same version, same path). pyspark is left out: Spark puts its own on the executors' path.
+    """
+    from mqspec.pipeline.pack import PackError, pack
+
+    try:
+        result = pack(Path(archive))
+    except PackError as exc:
+        _fail(str(exc))
+    if as_json:
+        emit(result, sort_keys=True)
+    else:
+        click.echo(f"{result['archive']}: {result['bytes'] / 1e6:.0f} MB, {result['files']} files, Python "
+                   f"{result['python']} ({result['base_python']}); use: {result['use']}")
 
 
 @pipeline.command()
@@ -174,7 +269,7 @@ def report(dirs: tuple[str, ...], report_dir: str, docs: str) -> None:
         if not Path(d).is_dir():
             _fail(f"{d}: no such folder")
     target = Path(report_dir)
-    _claim(target, "report")
+    _claim(report_dir, "report")
     docs = docs or (Path(__file__).resolve().parent.parent / "docs" / "_build" / "html").as_uri()
     try:
         result = write([Path(d) for d in dirs], target, docs=docs)

@@ -1,8 +1,11 @@
-"""A real Spark standalone cluster on 127.0.0.1 for the tests: one master and one worker, stopped by PID.
+"""Real Spark services on 127.0.0.1 for the tests, each stopped by the PID of the process the test started.
 
-Both start through pyspark's ``bin/spark-class`` (the deploy Master and Worker classes), on free
-ports, with the master's REST submission port off; :func:`standalone` yields the master URL once
-the worker has registered (the master's ``/json`` page lists it alive).
+- :func:`standalone`: a master and one worker (pyspark's ``bin/spark-class``, free ports, the master's
+  REST submission port off). The worker runs in its own mount namespace where this checkout, and so
+  the driver's venv and interpreter, is an empty folder: it sees Spark (bind-mounted elsewhere), the
+  machine's base Python and its own working folder, so an executor has mqspec only if the job ships it.
+- :func:`connect_server`: a Spark Connect server (``sbin/start-connect-server.sh --wait``, the jar
+  pyspark ships) on ``local[2]``, in the same kind of namespace, its executors running the Python given.
 """
 
 from __future__ import annotations
@@ -10,16 +13,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pyspark
+
+SPARK_HOME = Path(pyspark.__file__).resolve().parent
+#: the environment variables that would hand a process the driver's Python or this checkout
+DRIVER_ONLY = ("PYTHONPATH", "VIRTUAL_ENV", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_HOME", "SPARK_CONF_DIR")
 
 
 def free_port() -> int:
@@ -28,10 +35,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _spark_class(*args: str, log: Path, env: dict[str, str]) -> subprocess.Popen:
-    spark_home = Path(pyspark.__file__).resolve().parent
-    return subprocess.Popen([str(spark_home / "bin" / "spark-class"), *args], stdout=log.open("wb"),
-                            stderr=subprocess.STDOUT, env=env, start_new_session=True)
+def can_hide(folder: Path) -> bool:
+    """Whether this machine lets a process hide ``folder`` from itself (a private mount namespace: unshare -m)."""
+    done = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                           f"mount -t tmpfs -o size=1m none '{folder}' && test -z \"$(ls -A '{folder}')\""],
+                          capture_output=True, timeout=30)
+    return done.returncode == 0 and shutil.which("unshare") is not None
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without what points at the driver's venv or checkout."""
+    env = {k: v for k, v in os.environ.items() if k not in DRIVER_ONLY}
+    venv_bin = str(Path(os.environ.get("VIRTUAL_ENV", "/nonexistent")) / "bin")
+    env["PATH"] = ":".join(p for p in env.get("PATH", "").split(":") if p and ".venv" not in p and p != venv_bin)
+    env.update(SPARK_LOCAL_IP="127.0.0.1", SPARK_NO_DAEMONIZE="1", **extra)
+    return env
 
 
 def _alive_workers(ui_port: int) -> int:
@@ -42,40 +60,87 @@ def _alive_workers(ui_port: int) -> int:
         return 0
 
 
-def _stop(process: subprocess.Popen) -> None:
+def stop(process: subprocess.Popen) -> None:
+    """Stop a service the test started: its process group (the PID the test holds), TERM then KILL."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
     try:
-        process.wait(timeout=20)
+        process.wait(timeout=30)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
 
 
+def _start(command: list[str], log: Path, env: dict[str, str], cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env, cwd=cwd,
+                            start_new_session=True)
+
+
+def _logs(folder: Path) -> str:
+    return "".join(p.read_text(errors="replace")[-2000:] for p in sorted(folder.glob("*.log")))
+
+
 @contextlib.contextmanager
-def standalone(workdir: Path, cores: int = 2, timeout: float = 120.0) -> Iterator[str]:
-    """A master and a worker on 127.0.0.1; yields ``spark://127.0.0.1:PORT``; both stopped (by PID) at the end."""
+def standalone(workdir: Path, hide: Path, cores: int = 2, timeout: float = 180.0) -> Iterator[str]:
+    """A master, and a worker that cannot see ``hide`` (this checkout); yields ``spark://127.0.0.1:PORT``."""
     port, ui, worker_ui = free_port(), free_port(), free_port()
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
-           "SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false", "SPARK_WORKER_DIR": str(workdir / "work"),
-           "SPARK_LOG_DIR": str(workdir / "logs"), "SPARK_NO_DAEMONIZE": "1"}
-    master = _spark_class("org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-                          "--webui-port", str(ui), log=workdir / "master.log", env=env)
+    (workdir / "master").mkdir(parents=True)
+    (workdir / "worker" / "work").mkdir(parents=True)
+    (workdir / "worker" / "spark").mkdir()
+    env = clean_env(SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false", SPARK_LOG_DIR=str(workdir / "logs"))
+    master = _start([str(SPARK_HOME / "bin" / "spark-class"), "org.apache.spark.deploy.master.Master",
+                     "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui)],
+                    workdir / "master.log", env, workdir / "master")
     worker = None
     try:
-        worker = _spark_class("org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}",
-                              "--host", "127.0.0.1", "--webui-port", str(worker_ui), "--cores", str(cores),
-                              "--memory", "2g", "--work-dir", str(workdir / "work"),
-                              log=workdir / "worker.log", env=env)
+        spark = workdir / "worker" / "spark"
+        command = (f"exec '{spark}/bin/spark-class' org.apache.spark.deploy.worker.Worker spark://127.0.0.1:{port} "
+                   f"--host 127.0.0.1 --webui-port {worker_ui} --cores {cores} --memory 2g "
+                   f"--work-dir '{workdir / 'worker' / 'work'}'")
+        worker = _start(_hidden(hide, spark, command), workdir / "worker.log",
+                        {**env, "SPARK_HOME": str(spark), "SPARK_WORKER_DIR": str(workdir / "worker" / "work")},
+                        workdir / "worker")
         deadline = time.monotonic() + timeout
         while _alive_workers(ui) < 1:
             if master.poll() is not None or worker.poll() is not None or time.monotonic() > deadline:
-                logs = "".join(p.read_text(errors="replace")[-2000:] for p in workdir.glob("*.log"))
-                raise RuntimeError(f"the standalone cluster did not come up:\n{logs}")
+                raise RuntimeError(f"the standalone cluster did not come up:\n{_logs(workdir)}")
             time.sleep(0.5)
         yield f"spark://127.0.0.1:{port}"
     finally:
         if worker is not None:
-            _stop(worker)
-        _stop(master)
+            stop(worker)
+        stop(master)
+
+
+def _hidden(hide: Path, spark: Path, command: str) -> list[str]:
+    """``command`` (a shell line) in a mount namespace where ``hide`` is empty and Spark is at ``spark``."""
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c",
+            f"mount --bind '{SPARK_HOME}' '{spark}' && mount -t tmpfs -o size=1m,mode=0555 none '{hide}' && {command}"]
+
+
+@contextlib.contextmanager
+def connect_server(workdir: Path, python: Path, hide: Path, timeout: float = 180.0) -> Iterator[str]:
+    """A Spark Connect server on local[2] that cannot see ``hide`` (this checkout), its executors running
+    ``python``; yields ``sc://127.0.0.1:PORT``."""
+    port = free_port()
+    spark = workdir / "spark"
+    spark.mkdir(parents=True)
+    env = clean_env(PYSPARK_PYTHON=str(python), SPARK_LOG_DIR=str(workdir / "logs"), SPARK_PID_DIR=str(workdir),
+                    SPARK_HOME=str(spark))
+    command = (f"exec '{spark}/sbin/start-connect-server.sh' --wait --master 'local[2]' "
+               f"--conf spark.connect.grpc.binding.port={port} --conf spark.connect.grpc.binding.address=127.0.0.1 "
+               "--conf spark.driver.host=127.0.0.1 --conf spark.driver.bindAddress=127.0.0.1 "
+               "--conf spark.ui.enabled=false")
+    server = _start(_hidden(hide, spark, command), workdir / "connect.log", env, workdir)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the Spark Connect server did not come up:\n{_logs(workdir)}")
+            time.sleep(0.5)
+        yield f"sc://127.0.0.1:{port}"
+    finally:
+        stop(server)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mqspec.pipeline.runs import Campaign
+from mqspec.pipeline.store import Location
 
 SAY = [].append  # progress lines are not what the tests look at
 #: the clarified campaign the local tests and the cluster test compare against
@@ -35,8 +36,8 @@ def literal(spark, tmp_path_factory):
     from mqspec.pipeline.explore import explore
 
     out = tmp_path_factory.mktemp("explore") / "literal"
-    summary = explore(spark, Campaign(runs=2, seed=9, mode="literal", shrink_replays=1), out, master="local[2]",
-                      progress=SAY)
+    summary = explore(spark, Campaign(runs=2, seed=9, mode="literal", shrink_replays=1), Location(out),
+                      master="local[2]", progress=SAY)
     return out, summary
 
 
@@ -46,18 +47,18 @@ def clarified(spark, tmp_path_factory):
     from mqspec.pipeline.explore import explore
 
     out = tmp_path_factory.mktemp("explore") / "one-wave"
-    return out, explore(spark, CLARIFIED, out, master="local[2]", wave=4, progress=SAY)
+    return out, explore(spark, CLARIFIED, Location(out), master="local[2]", wave=4, progress=SAY)
 
 
 @pytest.fixture(scope="session")
 def checked(spark, clarified, tmp_path_factory):
     """The mixed corpus and the clarified campaign's traces checked on local[2]: (corpus root, out, summary)."""
-    from mqspec.pipeline.check import check
-    from mqspec.pipeline.checks import find_inputs
+    from mqspec.pipeline.check import check, list_inputs
 
     from .corpus import make_corpus
 
     root = tmp_path_factory.mktemp("check")
     expected = make_corpus(root / "in")
-    summary = check(spark, find_inputs([root / "in", clarified[0] / "traces"]), root / "out", master="local[2]")
+    listing = list_inputs(spark, [(root / "in").as_uri(), (clarified[0] / "traces").as_uri()])
+    summary = check(spark, listing, Location(root / "out"), master="local[2]", parallelism=2)
     return root, expected, summary

@@ -1,10 +1,12 @@
-"""A small corpus for the check pipeline: conformant traces, a divergent one, a non-trace, a corrupt capture."""
+"""A small corpus for the check pipeline: conformant traces (plain, gzip, zstd), a divergent one, a non-trace,
+a cut zstd stream, a corrupt capture."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from mqspec.oracle.compression import compress
 from mqspec.oracle.record import scenario_trace
 
 from tests.oracle.mutations import dump, flip, indices, parse
@@ -27,5 +29,10 @@ def make_corpus(root: Path) -> dict[str, str]:
     sends = [e for e in events if e["event"] == "send"]
     replication_capture(root / "lab" / "nested" / "capture.pcap", sends)
     (root / "lab" / "README.txt").write_text("not an input: ignored by the folder search\n")
+    (root / "lab" / "zipped.ndjson.gz").write_bytes(compress(good.encode(), "x.gz"))
+    packed = compress(scenario_trace(str(SCENARIOS / "4.3-creating-a-remote-queue.yaml")).encode(), "x.zst")
+    (root / "lab" / "nested" / "packed.ndjson.zst").write_bytes(packed)
+    (root / "lab" / "cut.ndjson.zst").write_bytes(packed[: len(packed) // 2])
     return {"a-site.ndjson": "conformant", "a-bsc.ndjson": "conformant", "divergent.ndjson": "divergent",
-            "capture.pcap": "conformant", "notes.ndjson": "quarantine", "cut.pcap": "quarantine"}
+            "capture.pcap": "conformant", "notes.ndjson": "quarantine", "cut.pcap": "quarantine",
+            "zipped.ndjson.gz": "conformant", "packed.ndjson.zst": "conformant", "cut.ndjson.zst": "quarantine"}

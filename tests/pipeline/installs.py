@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -29,10 +30,20 @@ print(json.dumps({"mqspec": mqspec.__file__, "rows": [untimed(r) for r in rows]}
 
 
 def build_wheel(folder: Path) -> Path:
-    """A wheel of this checkout (pip, as a user builds one), in ``folder``."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """A wheel of this checkout's files (pip, as a user builds one), in ``folder``.
+
+    Built from a copy of the files git knows (tracked, or new and not ignored): setuptools keeps a
+    ``build/`` folder in the tree it builds, and a stale one would bring back files deleted since.
+    """
+    source = folder / "source"
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            check=True, capture_output=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(folder),
-                    str(ROOT)], check=True, capture_output=True, timeout=600)
+                    str(source)], check=True, capture_output=True, timeout=600)
     (wheel,) = folder.glob("mqspec-*.whl")
     return wheel
 

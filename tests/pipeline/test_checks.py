@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from mqspec.pipeline.checks import check_rows, find_inputs, message_fields
+from mqspec.pipeline.checks import check_rows, find_inputs, judge, message_fields
 
 from .corpus import make_corpus
 
@@ -65,3 +66,28 @@ def test_an_undecodable_body_is_a_row_with_its_error():
     """A body the codec refuses gives no type and the codec's one-line error, never an exception."""
     fields = message_fields("mqdsrp", "00")
     assert fields["message_type"] is None and fields["error"].startswith("decode error: ")
+
+
+def test_an_input_is_read_once_for_its_verdict_coverage_and_messages(corpus, monkeypatch):
+    """The checker's own pass over a trace's bytes gives its verdict, its coverage and a row for every wire message
+    (past the first divergence too): no read is added for the messages (a conformant trace is read once; a
+    divergent one as often as `mqspec check` alone reads it, to name the broken clause)."""
+    from mqspec.oracle import source
+    from mqspec.oracle.check import check_source
+
+    root, _ = corpus
+    opened: list[str] = []
+    real = source.text_of
+    monkeypatch.setattr(source, "text_of", lambda data, name: opened.append(name) or real(data, name))
+    for name, reads in (("zipped.ndjson.gz", 1), ("divergent.ndjson", None)):
+        path = next(root.rglob(name))
+        check_source(source.LineSource.from_bytes(path.read_bytes(), str(path)))
+        alone = len(opened)
+        opened.clear()
+        heads, messages = judge(str(path), path.read_bytes())
+        assert len(opened) == alone == (reads or alone)
+        opened.clear()
+        assert {r["table"] for r in heads} >= {"verdict", "coverage"}
+        events = [json.loads(line) for line in real(path.read_bytes(), name)]
+        wire = [e for e in events if e["event"] in ("send", "receive", "datagram", "notification")]
+        assert sum(b.num_rows for b in messages) == len(wire) > 0

@@ -7,8 +7,9 @@ import json
 import pytest
 import yaml
 
-from mqspec.oracle.check import check_text
-from mqspec.pipeline.runs import RUN_SCHEMA, TIMING_COLUMNS, Campaign, derive_seed, run_rows, run_trace
+from mqspec.oracle.check import check, check_text
+from mqspec.pipeline.runs import RUN_SCHEMA, TIMING_COLUMNS, Campaign, derive_seed, run_rows, run_trace, store_trace
+from mqspec.pipeline.store import Location
 from mqspec.proofs.explore.minimize import violations
 from mqspec.proofs.explore.run import check_arguments, explore_run, shrink
 from mqspec.refimpl import scenario, scenario_run
@@ -58,13 +59,20 @@ def test_seeds_derive_from_the_campaign_seed_and_the_run_index_alone():
     assert derive_seed(7, 3) == derive_seed(7, 3)
 
 
-def test_run_rows_match_the_arrow_schema_and_keep_a_trace_that_conforms():
-    """A row has every column of RUN_SCHEMA; with traces its trace is one the checker finds conformant."""
-    (row,) = run_rows([1], Campaign(runs=2, seed=4, traces=True))
-    assert set(row) == set(RUN_SCHEMA.names)
+def test_run_rows_match_the_arrow_schema_and_keep_a_trace_that_conforms(tmp_path):
+    """A row has every column of RUN_SCHEMA once its trace is stored: compressed, under traces/, named in the
+    row, and a trace the checker finds conformant (read back through the compression)."""
+    campaign = Campaign(runs=2, seed=4, traces=True)
+    (row,) = run_rows([1], campaign)
     (report,) = check_text(row["trace"], "run-1.ndjson")
     assert report.verdict == "conformant", report.to_json().get("divergence")
     assert json.loads(row["trace"].splitlines()[0])["event"] == "header"
+    stored = store_trace(row, campaign, Location(tmp_path))
+    assert set(stored) == set(RUN_SCHEMA.names)
+    path = tmp_path / "traces" / "run-000000001.ndjson.zst"
+    assert stored["trace_file"] == path.name and stored["trace_bytes"] == path.stat().st_size
+    assert path.stat().st_size * 5 < len(row["trace"])
+    assert [r.verdict for r in check(path).traces] == ["conformant"]
 
 
 def test_a_trace_of_a_run_that_moves_a_psc_conforms():
