@@ -59,6 +59,7 @@ def decode_examples(console: Console) -> None:
 
 def record_section4(console: Console, out: Path) -> int:
     """Record every section 4 example in both modes under ``out``; tabulate; return how many traces."""
+    from mqspec.oracle.compression import open_write_text
     from mqspec.oracle.record import record_scenario
     from mqspec.refimpl.effects import Mode
     from mqspec.refimpl.scenario import load
@@ -76,7 +77,8 @@ def record_section4(console: Console, out: Path) -> int:
         for mode in (Mode.CLARIFIED, Mode.LITERAL):
             folder = out / mode.value
             folder.mkdir(parents=True, exist_ok=True)
-            with (folder / f"{path.stem}.ndjson").open("w", encoding="utf-8") as f:
+            # compressed as explore's traces are (the literal runs' traces are tens of megabytes each)
+            with open_write_text(folder / f"{path.stem}.ndjson.zst") as f:
                 result = record_scenario(scenario, mode=mode, seed=0, write=f.write)
             table.add_row(path.stem.split("-")[0], mode.value, "yes" if result.converged else "no",
                           str(len(result.failures)), f"{result.world.now:.0f}", str(result.world.messages_processed))

@@ -21,7 +21,7 @@ def test_the_section_4_table_is_whole_at_80_columns(tmp_path):
     for header in ("example", "mode", "converged", "failed", "messages"):
         assert header in text
     assert all(len(line) <= 80 for line in text.splitlines())
-    assert len(list(tmp_path.glob("*/*.ndjson"))) == 10
+    assert len(list(tmp_path.glob("*/*.ndjson.zst"))) == 10
 
 
 def test_the_hint_names_a_command_that_runs_as_printed():

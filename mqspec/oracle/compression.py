@@ -63,6 +63,21 @@ def text_of(data: bytes, name: str | Path) -> IO[str]:
     return io.TextIOWrapper(reader(io.BytesIO(data), name), encoding="utf-8-sig", newline=None)
 
 
+def open_write_text(path: str | Path) -> IO[str]:
+    """A text file written through the compression its extension names (streamed: nothing held whole)."""
+    kind = codec(path)
+    binary: IO[bytes]
+    if kind == "gzip":  # the file's name in the header, no time: the same text gives the same bytes
+        binary = gzip.GzipFile(filename=str(path), mode="wb", compresslevel=6, mtime=0)
+    elif kind == "zstd":
+        import zstandard
+
+        binary = zstandard.ZstdCompressor(level=ZSTD_LEVEL).stream_writer(open(path, "wb"), closefd=True)  # noqa: SIM115
+    else:
+        binary = open(path, "wb")  # noqa: SIM115 - closed with the text stream
+    return io.TextIOWrapper(binary, encoding="utf-8", newline="")
+
+
 def compress(data: bytes, name: str | Path) -> bytes:
     """``data`` compressed as ``name``'s extension says (unchanged without one); deterministic."""
     kind = codec(name)
