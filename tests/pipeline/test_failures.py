@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -42,17 +43,18 @@ def test_a_python_worker_killed_mid_wave_ends_explore_with_one_line(tmp_path):
                                 "--master", "local[2]", "--out", str(tmp_path / "out")], cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        deadline, victim = time.monotonic() + 600, None
-        while victim is None and time.monotonic() < deadline and process.poll() is None:
+        deadline, killed = time.monotonic() + 600, None
+        while time.monotonic() < deadline and process.poll() is None:
             if (tmp_path / "out" / "_waves").is_dir():  # the wave's job is writing: its tasks are running
-                # a forked worker: a pyspark.daemon process whose parent is the daemon
+                # the forked workers (a pyspark.daemon whose parent is the daemon): every one, as long as
+                # the command runs, so that a worker running a task is among them
                 daemons = [p for p in _descendants(process.pid) if "pyspark.daemon" in _cmdline(p)]
-                workers = [p for p in daemons if any(p in _descendants(d) for d in daemons if d != p)]
-                victim = workers[0] if workers else None
+                for pid in [p for p in daemons if any(p in _descendants(d) for d in daemons if d != p)]:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                        killed = killed or time.monotonic()
             time.sleep(0.2)
-        assert victim is not None, "no Python worker was seen running a task"
-        os.kill(victim, signal.SIGKILL)
-        killed = time.monotonic()
+        assert killed is not None, "no Python worker was seen running a task"
         out, err = process.communicate(timeout=300)
     finally:
         if process.poll() is None:
