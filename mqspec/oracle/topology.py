@@ -157,7 +157,12 @@ def load(data: Any, where: str) -> Topology:
     nodes = data.get("nodes", [])
     if not isinstance(nodes, list) or not all(isinstance(d, dict) and isinstance(d.get("name"), str) for d in nodes):
         raise TopologyError(f"{where}: nodes: a list of node declarations with a name")
-    topology = Topology(ports=_ports(data.get("ports"), where), window=data.get("window"), mode=data.get("mode"))
+    window, mode = data.get("window"), data.get("mode")
+    if window is not None and (type(window) is not int or window < 0):
+        raise TopologyError(f"{where}: window: how many later inputs a node's outputs may lag (an integer, 0 or more)")
+    if mode not in (None, "clarified", "literal"):
+        raise TopologyError(f"{where}: mode: clarified or literal, not {mode!r}")
+    topology = Topology(ports=_ports(data.get("ports"), where), window=window, mode=mode)
     for i, net in enumerate(data.get("networks", [])):
         try:
             topology.networks.append(ipaddress.ip_network(net, strict=False))

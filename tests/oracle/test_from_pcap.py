@@ -266,3 +266,25 @@ def test_from_pcap_streams_in_memory_that_does_not_grow_with_the_capture(tmp_pat
         assert calls == 2 * len(sends) * k + 1  # the header, then a send and a receive a message
     assert (tmp_path / "32.pcap").stat().st_size > 900_000 and written > 1_500_000  # far above the bound below
     assert peak[32] < peak[4] + 48 * 1024, peak
+
+
+@pytest.mark.parametrize(("topology", "message"), [
+    ({"nodes": [], "window": -1}, "window: how many later inputs"),
+    ({"nodes": [], "mode": "strict"}, "mode: clarified or literal"),
+    ({"nodes": [], "ports": {"mqsd": 70000}}, "ports.mqsd: port numbers"),
+    ({"nodes": [], "networks": ["10.0.0.0/33"]}, "networks[0]: '10.0.0.0/33' is not an IP network"),
+    ({"nodes": [], "colour": 1}, "colour: not a topology field"),
+    ({"nodes": [{"name": "A", "start": 0}]}, "nodes[0].start: a start is for a server with a role"),
+    ({"nodes": [{"name": "A"}, {"name": "A"}]}, "nodes[1].name: 'A' is declared twice"),
+])
+def test_a_bad_topology_is_one_line_naming_its_field(tmp_path, sends, topology, message):
+    """Each wrong topology field (window, mode, ports, networks, an unknown key, a start without a role,
+    a name twice) is one stderr line naming it, exit 2, and no trace written."""
+    pcap, topo = tmp_path / "c.pcap", tmp_path / "t.json"
+    replication_capture(pcap, sends[:1])
+    topo.write_text(json.dumps(topology))
+    result = CliRunner().invoke(trace, ["from-pcap", str(pcap), "-o", str(tmp_path / "o.ndjson"), "--topology", str(topo)])
+    lines = result.stderr.splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith(f"mqspec: usage: {topo}: "), lines
+    assert message in lines[0]
+    assert not (tmp_path / "o.ndjson").exists()
