@@ -1,6 +1,8 @@
 """The JSON Schema of a handler vector's files: ``pre.json``/``post.json``, ``event.json``, ``effects.json``.
 
-A state is an MC-MQDSRP directory server (``mqdsrp_state``), an MS-MQSD server or client
+Every key, effect, timer and value these files use is described, with the register entry it rests
+on where it is mqspec's modelling, in ``vocabulary.json`` (:mod:`mqspec.vectors.schemas`,
+``vocabulary.yaml``). A state is an MC-MQDSRP directory server (``mqdsrp_state``), an MS-MQSD server or client
 (``mqsd_server``, ``mqsd_client``) or an MS-MQCN server's queue manager or client
 (``mqcn_queue_manager``, ``mqcn_client``); ``side`` says which of the last four; an effect is one of theirs.
 
@@ -114,7 +116,8 @@ _MQSD_EFFECT = {"oneOf": [
      "properties": {"effect": {"enum": ["BroadcastRequest", "DirectoryServerListResult", "SendReply", "OpenSocket",
                                         "CloseSocket", "TerminateThread", "PacketDiscarded"]},
                     "node": _STR, "data_hex": {"type": "string", "pattern": "^([0-9a-f]{2})*$"}},
-     "description": "an MS-MQSD effect with its class's fields (refimpl/mqsd_effects.py); data_hex: the packet sent"},
+     "description": "an MS-MQSD effect and its fields, each described in vocabulary.json (scope effect); "
+                    "data_hex: the packet sent"},
 ]}
 
 # --- MS-MQCN (mqspec.vectors.handlers_mqcn) --------------------------------------------------------
@@ -138,7 +141,7 @@ _MQCN_EFFECT = {
     "properties": {"effect": {"enum": ["OpenQueue", "CreateQueue", "UpdateQueue", "DeleteQueue", "UpdateQueueManager",
                                        "DirectoryRead", "Disregarded", "IgnoredProperties", "EnqueueNotification"]},
                    "node": _STR},
-    "description": "an MS-MQCN effect with its class's fields (refimpl/mqcn_effects.py)",
+    "description": "an MS-MQCN effect and its fields, each described in vocabulary.json (scope effect)",
 }
 
 _ARG_TYPES = ["partition", "neighbor", "message", "change", "changes", "properties", "guid", "seq", "int", "bool",
@@ -181,7 +184,8 @@ HANDLER_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://mqspec.invalid/vectors/handler.schema.json",
     "title": "mqspec handler vector files",
-    "description": "pre.json and post.json are a state, event.json an event, effects.json the effects",
+    "description": "pre.json and post.json are a state, event.json an event, effects.json the effects; "
+                   "vocabulary.json says what every key, effect, timer and value means and what it rests on",
     "oneOf": [{"$ref": "#/$defs/state"}, {"$ref": "#/$defs/event"}, {"$ref": "#/$defs/effects"}],
     "$defs": {
         "guid": GUID, "seq": SEQ,

@@ -4,11 +4,13 @@ Every case directory holds a ``manifest.json`` that says what the case is (kind,
 section, name), which versions made it (the vectors format and mqspec) and which files it has.
 :data:`MANIFEST_SCHEMA` is a JSON Schema (draft 2020-12) for it; the generator writes it to
 ``manifest.schema.json`` at the top of the tree, so an implementer can validate manifests with
-any JSON Schema library. :func:`validate` checks a manifest against the schema with the few
-keywords the schema uses (``type``, ``const``, ``enum``, ``required``, ``properties``,
-``additionalProperties``, ``items``, ``minLength``, ``pattern``, ``minimum``, ``maximum``, ``oneOf``
-and local ``$ref``), so mqspec needs no schema library; the handler files' schema
-(:mod:`mqspec.vectors.handler_schema`) is checked with it too.
+any JSON Schema library. :func:`validate` checks a manifest against the schema with the keywords
+every schema the tree publishes uses (``type``, also as a list, ``const``, ``enum``, ``required``,
+``properties``, ``patternProperties``, ``additionalProperties``, ``propertyNames``,
+``minProperties``, ``maxProperties``, ``items``, ``minLength``, ``pattern``, ``minimum``,
+``maximum``, ``oneOf``, ``anyOf``, ``allOf``, ``if``/``then``/``else`` and local ``$ref``), so mqspec
+needs no schema library; every other schema of the tree (:mod:`mqspec.vectors.schemas`) is checked
+with it too.
 """
 
 from __future__ import annotations
@@ -100,47 +102,84 @@ def _resolve(ref: str, root: dict[str, Any]) -> dict[str, Any]:
     return node  # type: ignore[no-any-return]
 
 
-def _errors(value: Any, schema: dict[str, Any], root: dict[str, Any], where: str) -> list[str]:
+def _has_type(value: Any, name: str) -> bool:
+    return isinstance(value, _TYPES[name]) and not (isinstance(value, bool) and name in ("integer", "number"))
+
+
+def _errors(value: Any, schema: Any, root: dict[str, Any], where: str) -> list[str]:
+    if schema is True:
+        return []
+    if schema is False:
+        return [f"{where}: not allowed"]
+    out: list[str] = []
     if "$ref" in schema:
-        return _errors(value, _resolve(schema["$ref"], root), root, where)
+        out += _errors(value, _resolve(schema["$ref"], root), root, where)
+    for sub in schema.get("allOf", ()):
+        out += _errors(value, sub, root, where)
+    if "anyOf" in schema:
+        results = [_errors(value, s, root, where) for s in schema["anyOf"]]
+        if all(results):
+            out += min(results, key=len)
     if "oneOf" in schema:
         results = [_errors(value, s, root, where) for s in schema["oneOf"]]
         matching = [r for r in results if not r]
-        if len(matching) == 1:
-            return []
         if not matching:
-            return min(results, key=len)  # the closest alternative says best what is wrong
-        return [f"{where}: matches {len(matching)} alternatives of oneOf"]
-    out: list[str] = []
+            out += min(results, key=len)  # the closest alternative says best what is wrong
+        elif len(matching) > 1:
+            out.append(f"{where}: matches {len(matching)} alternatives of oneOf")
+    if "if" in schema:
+        branch = schema.get("then") if not _errors(value, schema["if"], root, where) else schema.get("else")
+        if branch is not None:
+            out += _errors(value, branch, root, where)
     if "const" in schema and value != schema["const"]:
         out.append(f"{where}: {value!r} is not {schema['const']!r}")
     if "enum" in schema and value not in schema["enum"]:
         out.append(f"{where}: {value!r} is not one of {schema['enum']}")
     if "type" in schema:
-        t = _TYPES[schema["type"]]
-        if not isinstance(value, t) or (isinstance(value, bool) and schema["type"] in ("integer", "number")):
-            return [*out, f"{where}: expected {schema['type']}, not {type(value).__name__}"]
+        names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        if not any(_has_type(value, n) for n in names):
+            return [*out, f"{where}: expected {' or '.join(names)}, not {type(value).__name__}"]
     if isinstance(value, str):
         if len(value) < schema.get("minLength", 0):
             out.append(f"{where}: empty")
         if "pattern" in schema and not re.search(schema["pattern"], value):
             out.append(f"{where}: {value!r} does not match {schema['pattern']}")
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         if value < schema.get("minimum", value) or value > schema.get("maximum", value):
             out.append(f"{where}: {value} is out of range")
     if isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):
             out += _errors(item, schema["items"], root, f"{where}[{i}]")
     if isinstance(value, dict):
-        props = schema.get("properties", {})
-        for key in schema.get("required", []):
-            if key not in value:
-                out.append(f"{where}: missing {key!r}")
-        for key, item in value.items():
-            if key in props:
-                out += _errors(item, props[key], root, f"{where}.{key}")
-            elif schema.get("additionalProperties", True) is False:
+        out += _object_errors(value, schema, root, where)
+    return out
+
+
+def _object_errors(value: dict[str, Any], schema: dict[str, Any], root: dict[str, Any], where: str) -> list[str]:
+    out: list[str] = []
+    if not schema.get("minProperties", 0) <= len(value) <= schema.get("maxProperties", len(value)):
+        out.append(f"{where}: {len(value)} keys")
+    props = schema.get("properties", {})
+    patterns = schema.get("patternProperties", {})
+    extra = schema.get("additionalProperties", True)
+    for key in schema.get("required", []):
+        if key not in value:
+            out.append(f"{where}: missing {key!r}")
+    for key, item in value.items():
+        if "propertyNames" in schema:
+            out += _errors(key, schema["propertyNames"], root, f"{where} key {key!r}")
+        known = key in props
+        if known:
+            out += _errors(item, props[key], root, f"{where}.{key}")
+        for pattern, sub in patterns.items():
+            if re.search(pattern, key):
+                known = True
+                out += _errors(item, sub, root, f"{where}.{key}")
+        if not known:
+            if extra is False:
                 out.append(f"{where}: unknown key {key!r}")
+            elif extra is not True:
+                out += _errors(item, extra, root, f"{where}.{key}")
     return out
 
 

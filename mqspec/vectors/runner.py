@@ -30,8 +30,9 @@ from mqspec.model.jsonform import from_json, to_json
 from mqspec.refimpl.effects import Mode
 from mqspec.wording import plural
 
-from .handler_schema import HANDLER_SCHEMA
-from .manifest import FORMAT_VERSION, KINDS, MANIFEST_SCHEMA, validate
+from mqspec import json64
+
+from .manifest import FORMAT_VERSION, KINDS, validate
 from .writer import TOP_FILES, propids_json, readme_text, version_text
 
 
@@ -129,6 +130,10 @@ def check_codec(tree: _Tree, case: str, m: dict[str, Any]) -> list[str]:
 
     data = tree.read(f"{case}/input.bin")
     decode, encode = ENTRIES[(m["protocol"], m["entry"])]
+    name = "expected.json" if m["outcome"] == "valid" else "error.json"
+    problems = _schema_problems(tree, f"{case}/{name}")
+    if problems:
+        return problems
     if m["outcome"] == "valid":
         expected = tree.json(f"{case}/expected.json")
         try:
@@ -183,6 +188,9 @@ def check_handler(tree: _Tree, case: str, m: dict[str, Any]) -> list[str]:
 def check_scenario(tree: _Tree, case: str, m: dict[str, Any]) -> list[str]:
     from .scenarios import TRACE_FORMAT, run_scenario
 
+    problems = _schema_problems(tree, f"{case}/scenario.json") + _schema_problems(tree, f"{case}/expected.json")
+    if problems:
+        return problems
     data = tree.json(f"{case}/scenario.json")
     trace, result = tree.read(f"{case}/trace.ndjson"), tree.json(f"{case}/expected.json")
     if m["trace_format"] != TRACE_FORMAT:
@@ -215,6 +223,13 @@ def _line_diff(want_lines: list[bytes], got_lines: list[bytes], n: int) -> str:
     return f"(event {event}) at {diff}"
 
 
+def _schema_problems(tree: _Tree, path: str) -> list[str]:
+    """The first few ways a JSON file of the tree breaks the schema the tree publishes for it."""
+    from .schemas import validate_file
+
+    return validate_file(path, tree.json(path))[:3]
+
+
 CHECKS: dict[str, Callable[[_Tree, str, dict[str, Any]], list[str]]] = {
     "codec": check_codec, "handler": check_handler, "scenario": check_scenario,
 }
@@ -233,12 +248,18 @@ def _check_top(tree: _Tree, report: Report) -> dict[str, Any] | None:
     if version != version_text():
         fail(Failure("VERSION", f"written by another mqspec: {version!r}"))
     index = tree.json("index.json")
-    if tree.json("manifest.schema.json") != MANIFEST_SCHEMA:
-        fail(Failure("manifest.schema.json", "differs from the schema this mqspec writes"))
-    if tree.json("handler.schema.json") != HANDLER_SCHEMA:
-        fail(Failure("handler.schema.json", "differs from the schema this mqspec writes"))
+    from .schemas import schema_files, validate_file, vocabulary
+
+    for name, schema in schema_files().items():
+        if tree.json(name) != json.loads(json64.dumps(schema)):
+            fail(Failure(name, "differs from the schema this mqspec writes"))
     if tree.json("propids.json") != propids_json():
         fail(Failure("propids.json", "differs from the PROPID table this mqspec writes"))
+    if tree.json("vocabulary.json") != vocabulary():
+        fail(Failure("vocabulary.json", "differs from the vocabulary this mqspec writes"))
+    for name in ("index.json", "propids.json", "vocabulary.json"):
+        for problem in validate_file(name, tree.json(name))[:3]:
+            fail(Failure(name, problem))
     counts = {k: sum(1 for c in index["cases"] if c["kind"] == k) for k in KINDS}
     if counts != index["counts"]:
         fail(Failure("index.json", f"counts {index['counts']} do not match its cases {counts}"))

@@ -5,9 +5,11 @@ Layout (``DIR`` is the ``--out`` directory)::
     DIR/VERSION                      "format 1" and the mqspec version, one per line
     DIR/README.md                    for implementers: the layout and a loading loop to copy
     DIR/index.json                   every case: path, kind, document, section
-    DIR/manifest.schema.json         the JSON Schema of manifest.json
-    DIR/handler.schema.json          the JSON Schema of a handler case's pre/post/event/effects files
+    DIR/*.schema.json                the JSON Schemas of every JSON file of the tree (mqspec.vectors.schemas):
+                                     manifest, handler files, decoded messages, errors, traces, scenarios,
+                                     their results, the index, propids.json and vocabulary.json
     DIR/propids.json                 every PROPID with its VARTYPE: how its flat PROPVALUE is encoded
+    DIR/vocabulary.json              every key, effect, timer and value of the handler files, and what it rests on
     DIR/codec/<protocol>/<valid|invalid>/<name>/     manifest.json input.bin expected.json|error.json
     DIR/handler/<section>/<handler>/<situation>-<mode|both>/   manifest.json pre.json event.json post.json effects.json
     DIR/scenario/<source>/<name>/    manifest.json scenario.json trace.ndjson expected.json
@@ -35,10 +37,13 @@ from mqspec import __version__, json64
 from mqspec.errata import marks
 from mqspec.wording import plural
 
-from .handler_schema import HANDLER_SCHEMA
-from .manifest import FORMAT_VERSION, KINDS, MANIFEST_SCHEMA
+from .manifest import FORMAT_VERSION, KINDS
 
-TOP_FILES = ("VERSION", "README.md", "index.json", "manifest.schema.json", "handler.schema.json", "propids.json")
+#: the schema files every tree holds (mqspec.vectors.schemas.schema_files)
+SCHEMA_NAMES = ("manifest.schema.json", "handler.schema.json", "message.schema.json", "error.schema.json",
+                "trace.schema.json", "scenario.schema.json", "scenario-result.schema.json", "index.schema.json",
+                "propids.schema.json", "vocabulary.schema.json")
+TOP_FILES = ("VERSION", "README.md", "index.json", *SCHEMA_NAMES, "propids.json", "vocabulary.json")
 
 
 @attrs.frozen
@@ -200,8 +205,7 @@ def is_vectors_tree(out: Path) -> bool:
 
 
 #: the files write_tree writes at the top of a tree (and that an earlier generation may be replaced in)
-GENERATED_TOP_FILES = ("VERSION", "README.md", "index.json", "manifest.schema.json", "handler.schema.json",
-                       "propids.json")
+GENERATED_TOP_FILES = TOP_FILES
 
 
 def generated_files(out: Path) -> set[Path]:
@@ -281,9 +285,12 @@ def write_tree(out: Path, cases: list[Case]) -> dict[str, Any]:
     (out / "VERSION").write_text(version_text(), encoding="ascii")
     (out / "README.md").write_text(readme_text(index["counts"]), encoding="utf-8")
     (out / "index.json").write_bytes(dump_json(index))
-    (out / "manifest.schema.json").write_bytes(dump_json(MANIFEST_SCHEMA))
-    (out / "handler.schema.json").write_bytes(dump_json(HANDLER_SCHEMA))
+    from .schemas import schema_files, vocabulary
+
+    for name, schema in schema_files().items():
+        (out / name).write_bytes(dump_json(schema))
     (out / "propids.json").write_bytes(dump_json(propids_json()))
+    (out / "vocabulary.json").write_bytes(dump_json(vocabulary()))
     for case in cases:
         folder = out / case.path
         folder.mkdir(parents=True, exist_ok=True)  # a user's file kept in an earlier case folder
