@@ -21,6 +21,7 @@ extensions = [
     "mqspec_names",
     "mqspec_links",
     "mqspec_autodoc",
+    "mqspec_contract",
 ]
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"  # types once, in the signature (no second "Parameters" list)
