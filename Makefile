@@ -28,9 +28,11 @@ run: $(STAMP)
 	$(BIN)/mqspec demo
 
 # the docs are built first: the browser tests (tests/docs) read the built site in Debian's chromium,
-# which tools/browser.sh installs when run as root (CI) and otherwise says how to install
+# which tools/browser.sh installs when run as root (CI) and otherwise says how to install; tools/node.sh
+# does the same for Debian's nodejs, which runs the vectors' JavaScript consumer (tests/consumer)
 test: $(STAMP)
 	@sh tools/browser.sh
+	@sh tools/node.sh
 	@rm -rf docs/_build/html/.doctrees  # where builds before -d kept them
 	$(BIN)/sphinx-build -W --keep-going -q -b html -d $(DOCTREES) docs docs/_build/html
 	MQSPEC_DOCS_HTML=docs/_build/html $(BIN)/pytest -q -p no:cacheprovider
