@@ -16,6 +16,8 @@ from typing import Any
 import attrs
 import yaml
 
+from mqspec import memos
+
 #: erratum: the text is wrong; clarification: it is unclear and mqspec pins one reading down; policy: the
 #: text leaves the choice free and mqspec makes one (an implementation choosing otherwise conforms to the
 #: text); modelling: mqspec models what the text does not describe
@@ -77,6 +79,9 @@ def by_id() -> dict[str, Erratum]:
 @functools.cache
 def _by_id() -> dict[str, Erratum]:
     return {e.id: e for e in load()}
+
+
+memos.register_cache(_by_id, "the register read once, by id (the marks of verdicts and vectors)")
 
 
 def mark(entry: str) -> dict[str, str]:

@@ -30,6 +30,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from mqspec import memos
+
 _ENTRY = re.compile(r"\bE-\d{3}\b")
 #: the attributes of a Context that test the reading
 _MODE_ATTRIBUTES = frozenset({"clarified", "literal"})
@@ -110,6 +112,11 @@ def _entries_near(line: int, comments: dict[int, str], lines: list[str]) -> tupl
         found += _ENTRY.findall(comments.get(below, ""))
         below += 1
     return tuple(dict.fromkeys(found))
+
+
+memos.register_cache(_mode_tests, "the reference's reading tests and their register entries, from refimpl/'s source")
+memos.register_cache(mode_tests, "as _mode_tests: the entries of each reading test")
+memos.register_cache(pure_tests, "as _mode_tests: the tests on the reading alone")
 
 
 def _continues(previous: str) -> bool:
