@@ -17,14 +17,14 @@ from mqspec.model.seqnum import SequenceNumber
 MAX = (1 << 64) - 1
 
 
-def _numbers(value):
+def numbers(value):
     """Every JSON number in a parsed document."""
     if isinstance(value, dict):
         for v in value.values():
-            yield from _numbers(v)
+            yield from numbers(v)
     elif isinstance(value, list):
         for v in value:
-            yield from _numbers(v)
+            yield from numbers(v)
     elif isinstance(value, int | float) and not isinstance(value, bool):
         yield value
 
@@ -67,7 +67,7 @@ def test_decode_and_encode_keep_2_64_minus_1_exact(tmp_path):
     out = CliRunner().invoke(main, ["decode", "--protocol", "mqdsrp", "--hex", wire.hex()])
     assert out.exit_code == 0, out.output
     assert '"purged_seq_number": "18446744073709551615"' in out.stdout
-    assert all(abs(n) <= json64.MAX_SAFE for n in _numbers(json.loads(out.stdout)))
+    assert all(abs(n) <= json64.MAX_SAFE for n in numbers(json.loads(out.stdout)))
     path = tmp_path / "m.json"
     path.write_text(out.stdout)
     back = CliRunner().invoke(main, ["encode", "--protocol", "mqdsrp", str(path)])

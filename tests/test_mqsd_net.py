@@ -429,32 +429,6 @@ def test_serve_discover_and_probe_work_over_ipv6_loopback():
     assert proc.returncode == 0 and re.search(r"request from \[::1\]:\d+ ", out), err
 
 
-class _RuleBreaker:
-    """A UDP server on 127.0.0.1 that answers every request with a reply made by ``make`` (a test's departure)."""
-
-    def __init__(self, make) -> None:
-        self.make = make
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind((LOOPBACK, 0))
-        self.sock.settimeout(0.05)
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while not self.stop.is_set():
-            try:
-                data, sender = self.sock.recvfrom(65535)
-            except TimeoutError:
-                continue
-            self.sock.sendto(encode(self.make(decode(data))), sender)
-
-    def close(self) -> None:
-        self.stop.set()
-        self.thread.join()
-        self.sock.close()
-
-
 @covers("MS-MQSD", "3.2.5.1")
 @pytest.mark.parametrize("bug", ["mask over IP", "server list to its own site"])
 def test_discover_warns_naming_3_2_5_1_on_replies_that_break_it(bug):
@@ -465,9 +439,12 @@ def test_discover_warns_naming_3_2_5_1_on_replies_that_break_it(bug):
         "server list to its own site": lambda q: TopologyServerReply(q.request_id, (CN,), 0, q.site_id,
                                                                        (DirectoryServiceServer("ds9"),)),
     }
-    server = _RuleBreaker(makes[bug])
+    from .test_mqsd_probe import BuggyServer
+
+    # a UDP server on 127.0.0.1 answering every request with the reply the departure makes
+    server = BuggyServer(lambda data, _reply: encode(makes[bug](decode(data))))
     try:
-        out = CliRunner().invoke(mqsd, ["discover", "--to", f"{LOOPBACK}:{server.sock.getsockname()[1]}", *GUIDS,
+        out = CliRunner().invoke(mqsd, ["discover", "--to", f"{LOOPBACK}:{server.address[1]}", *GUIDS,
                                         "--timeout", str(TIMEOUT), "--json"])
     finally:
         server.close()

@@ -84,15 +84,7 @@ def test_the_published_schemas_refuse_what_they_should(reduced: Path):
 def test_no_json_file_of_the_tree_holds_a_number_beyond_2_53(reduced: Path):
     """64-bit fidelity: every number of every JSON file is one a double holds exactly (sequence numbers are
     decimal strings), and the tree does hold sequence numbers above 2^53, as strings."""
-    def numbers(value):
-        if isinstance(value, dict):
-            for v in value.values():
-                yield from numbers(v)
-        elif isinstance(value, list):
-            for v in value:
-                yield from numbers(v)
-        elif isinstance(value, int) and not isinstance(value, bool):
-            yield value
+    from tests.test_json64 import numbers
 
     big = 0
     for path in reduced.rglob("*.json"):
