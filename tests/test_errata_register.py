@@ -187,3 +187,51 @@ def test_every_scenario_file_an_entry_cites_exists():
     missing = [f"{e.id}: {path}" for e in ENTRIES for path in SCENARIO_PATH.findall(e.evidence)
                if not (ROOT / path).is_file()]
     assert missing == []
+
+
+#: a pytest command an evidence names: its file and its -k expression
+PYTEST_COMMAND = re.compile(r"pytest(?: -q)? (tests/[\w/]+\.py)(?: -k (\"[^\"]+\"|\S+))?")
+#: what is left of an evidence once its commands are taken out is what it says it shows
+COMMAND = re.compile(r"(?:\.venv/bin/)?(?:pytest|mqspec|python)\s[^;\n]*?(?=;|,\s|: |\s\(|\.\s|\.$|$|\s[A-Z][a-z]"
+                     r"|\s(?:runs|shows|prints|exits|reports|lists|converges|and|with)\b)")
+
+
+def functions_in(path: Path) -> set[str]:
+    return {n.name for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test")}
+
+
+def selected(expression: str, names: set[str]) -> list[str]:
+    """The names pytest's ``-k`` would select: words are substrings, joined by and / or / not and brackets."""
+    tokens = re.findall(r"\(|\)|[\w\[\]-]+", expression.strip('"'))
+
+    def keeps(name: str) -> bool:
+        code = " ".join(t if t in ("and", "or", "not", "(", ")") else str(t.lower() in name.lower()) for t in tokens)
+        return bool(eval(code))  # noqa: S307 - the expression holds only True, False, and, or, not and brackets
+
+    return sorted(n for n in names if keeps(n))
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.id)
+def test_every_evidence_says_what_it_shows(entry):
+    """An evidence is more than a command to run: with its commands taken out, it still says what they show."""
+    flat = " ".join(entry.evidence.split())
+    told = re.findall(r"[A-Za-z]{3,}", COMMAND.sub(" ", flat))
+    assert len(told) >= 8, f"{entry.id}: {flat!r} does not say what it shows"
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if PYTEST_COMMAND.search(e.evidence)], ids=lambda e: e.id)
+def test_every_pytest_command_of_an_evidence_selects_the_tests_it_names(entry):
+    """Each pytest command's file exists and its -k selects a test; every test the evidence names exists there."""
+    flat = " ".join(entry.evidence.split())
+    names: set[str] = set()
+    for path, expression in PYTEST_COMMAND.findall(flat):
+        assert (ROOT / path).is_file(), f"{entry.id}: no {path}"
+        found = functions_in(ROOT / path)
+        assert not expression or selected(expression, found), f"{entry.id}: -k {expression} selects nothing in {path}"
+        names |= found
+    for path, name in re.findall(r"(tests/[\w/]+\.py)::(\w+)", flat):  # a test named by its id
+        assert (ROOT / path).is_file() and name in functions_in(ROOT / path), f"{entry.id}: no {path}::{name}"
+        names.add(name)
+    cited = set(re.findall(r"\b(test_\w+?)\b(?!\.py)", flat)) - {Path(p).stem for p, _ in PYTEST_COMMAND.findall(flat)}
+    assert cited <= names, f"{entry.id}: names tests its commands do not run: {sorted(cited - names)}"
