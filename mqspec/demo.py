@@ -10,7 +10,8 @@
    simulator that produced them.
 5. Write the report (``mqspec pipeline report``) and print where it is.
 
-Everything goes under ``out/demo`` (replaced at each run; nothing else is touched).
+Everything goes under ``out/demo`` (or ``--out``): the previous run's folder is replaced, and the
+command says so and how large it was; nothing else is touched.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -34,6 +36,10 @@ EXAMPLES = (
     ("TopologyServerReply, other site", REPLY_OTHER_SITE),
 )
 OUT = Path("out") / "demo"
+#: the file that marks a folder as the demo's (it is replaced at each run)
+MARKER = ".mqspec-demo"
+#: the annotated spec as `make docs` builds it in this checkout: the report links to it relatively
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "_build" / "html"
 #: the exploration campaign of the main job: tens of runs, a couple of minutes on two cores
 RUNS = 24
 SEED = 2026
@@ -84,7 +90,7 @@ def record_section4(console: Console, out: Path) -> int:
                           str(len(result.failures)), f"{result.world.now:.0f}", str(result.world.messages_processed))
     console.print(table)
     console.print("Clarified mode converges every example; the literal text does not (see "
-                  f"`{command()} errata`: E-119, E-112/E-114, E-131, E-133).")
+                  f"`{command()} errata E-119`, and likewise E-112, E-114, E-131, E-133).")
     return 2 * len(files)
 
 
@@ -108,18 +114,39 @@ def _text(path: str) -> str:
         return f.read()
 
 
-def run() -> None:
-    console = Console(stderr=False)
-    started = time.monotonic()
-    if OUT.exists() and (OUT / ".mqspec-demo").exists():
-        shutil.rmtree(OUT)
-    elif OUT.exists():
-        console.print(f"[red]{OUT} holds files the demo did not write: move them and run again")
+def disk_size(folder: Path) -> int:
+    """Bytes the files under ``folder`` hold."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def claim(out: Path, console: Console) -> None:
+    """Make ``out`` the demo's folder, saying where it writes and what it replaces; a folder of other files
+    is refused (exit 2) and left alone."""
+    if out.exists() and not (out / MARKER).exists() and (not out.is_dir() or any(out.iterdir())):
+        print(f"mqspec: usage: {out} holds files the demo did not write: move them, or give --out another folder",
+              file=sys.stderr)
         sys.exit(2)
-    OUT.mkdir(parents=True)
-    (OUT / ".mqspec-demo").write_text("written by mqspec demo; replaced at each run\n", encoding="utf-8")
+    if (out / MARKER).exists():
+        size = disk_size(out)
+        console.print(f"Writing under {out}/, replacing the previous run's {size / 1e6:.0f} MB "
+                      "there (nothing outside it is touched).")
+        shutil.rmtree(out)
+    else:
+        console.print(f"Writing under {out}/ (a new folder; nothing outside it is touched).")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).write_text("written by mqspec demo; replaced at each run\n", encoding="utf-8")
+
+
+def run(out: Path = OUT, *, as_json: bool = False) -> int:
+    """The main job; returns its exit status (0 when nothing is wrong, 1 when something is: see mqspec.cli.exits).
+
+    With ``as_json`` the running commentary goes to stderr and stdout gets the summary as one JSON object.
+    """
+    console = Console(stderr=as_json)
+    started = time.monotonic()
+    claim(out, console)
     decode_examples(console)
-    record_section4(console, OUT / "section4")
+    record_section4(console, out / "section4")
 
     from mqspec.pipeline.check import check, list_inputs
     from mqspec.pipeline.explore import explore
@@ -131,13 +158,12 @@ def run() -> None:
     master = master_url()
     console.rule(f"[bold]Spark ({master}): explore {RUNS} runs, check every trace, report")
     spark = session(master)
-    out = Location(OUT)
-    explored = explore(spark, Campaign(runs=RUNS, seed=SEED, traces=True), out.child("explore"), master=master)
-    listing = list_inputs(spark, [out.child("section4").uri, out.child("explore", "traces").uri])
-    checked = check(spark, listing, out.child("check"), master=master, parallelism=parallelism(spark, master))
+    location = Location(out)
+    explored = explore(spark, Campaign(runs=RUNS, seed=SEED, traces=True), location.child("explore"), master=master)
+    listing = list_inputs(spark, [location.child("section4").uri, location.child("explore", "traces").uri])
+    checked = check(spark, listing, location.child("check"), master=master, parallelism=parallelism(spark, master))
     spark.stop()
-    docs = (Path(__file__).resolve().parent.parent / "docs" / "_build" / "html").as_uri()
-    report = write([OUT / "explore", OUT / "check"], OUT / "report", docs=docs)
+    report = write([out / "explore", out / "check"], out / "report", docs=str(DOCS))
 
     table = Table("", "figure")
     for label, value in (
@@ -153,10 +179,28 @@ def run() -> None:
     console.print(table)
     import pyarrow.parquet as pq
 
-    rows = pq.read_table(str(OUT / "check" / "verdicts"), columns=["path", "verdict"]).to_pylist()
+    rows = pq.read_table(str(out / "check" / "verdicts"), columns=["path", "verdict"]).to_pylist()
     moved = handover_summary(rows)
     if moved:
         console.print(moved)
     console.print(f"Report: {os.path.relpath(report['report'])}")
-    console.print(f"Datasets (Parquet): {OUT}/explore, {OUT}/check. Re-run a step: "
-                  f"`{command()} pipeline explore --runs {RUNS} --seed {SEED} --traces --out {OUT}/explore`")
+    if report["docs_missing"]:
+        console.print(f"  (its clause links lead to the annotated spec, which is not built here: "
+                      f"`make docs` builds it into {os.path.relpath(DOCS)})")
+    console.print(f"Datasets (Parquet): {out}/explore, {out}/check; {disk_size(out) / 1e6:.0f} MB "
+                  f"under {out}/ in all, replaced by the next run. Re-run a step: "
+                  f"`{command()} pipeline explore --runs {RUNS} --seed {SEED} --traces --out {out}/explore`")
+    code = status(explored, checked)
+    if as_json:
+        import json
+
+        print(json.dumps({"out": str(out), "explore": explored, "check": checked, "report": report,
+                          "bytes": disk_size(out), "handovers": moved, "status": code}, indent=2, default=str))
+    return code
+
+
+def status(explored: dict[str, Any], checked: dict[str, Any]) -> int:
+    """The main job's exit status: 0 when the campaign violated nothing and every trace conformed with the
+    counts reconciled, else 1 (mqspec/cli/exits.py)."""
+    clean = not explored["violations"] and checked["conformant"] == checked["inputs"] and checked["reconciled"]
+    return 0 if clean else 1

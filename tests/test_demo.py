@@ -6,6 +6,7 @@ import io
 import os
 import subprocess
 
+import pytest
 from rich.console import Console
 
 from mqspec import demo
@@ -40,3 +41,31 @@ def test_the_handover_line_counts_the_traces_that_declare_one_and_how_many_confo
     rows = [{"path": str(moved), "verdict": "conformant"}, {"path": str(plain), "verdict": "divergent"}]
     assert demo.handover_summary(rows) == "PSC handovers (move_psc) declared in 1 trace (E-313): 1 of 1 conformant."
     assert demo.handover_summary(rows[1:]) is None
+
+
+def test_the_exit_status_is_0_only_when_nothing_is_wrong():
+    """Status 0 needs no violation, every trace conformant and the counts reconciled; anything else is 1."""
+    explored = {"violations": 0}
+    checked = {"inputs": 34, "conformant": 34, "reconciled": True}
+    assert demo.status(explored, checked) == 0
+    assert demo.status({"violations": 2}, checked) == 1
+    assert demo.status(explored, {**checked, "conformant": 33}) == 1
+    assert demo.status(explored, {**checked, "reconciled": False}) == 1
+
+
+def test_the_demo_says_where_it_writes_and_what_it_replaces_and_refuses_a_folder_of_other_files(tmp_path, capsys):
+    """A new folder is named as new; an earlier run's is named as replaced, with its size; any other is refused."""
+    out = io.StringIO()
+    console = Console(file=out, width=200)
+    target = tmp_path / "demo"
+    demo.claim(target, console)
+    assert f"Writing under {target}/ (a new folder" in out.getvalue() and (target / demo.MARKER).is_file()
+    (target / "old.bin").write_bytes(b"x" * 3_000_000)
+    demo.claim(target, console)
+    assert "replacing the previous run's 3 MB there" in out.getvalue() and not (target / "old.bin").exists()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep")
+    with pytest.raises(SystemExit) as exit_:
+        demo.claim(tmp_path / "mine", console)
+    assert exit_.value.code == 2 and (tmp_path / "mine" / "notes.txt").read_text() == "keep"
+    assert "holds files the demo did not write" in capsys.readouterr().err

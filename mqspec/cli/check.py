@@ -204,7 +204,8 @@ def trace() -> None:
 
 @trace.command("from-pcap")
 @click.argument("pcap", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False), metavar="OUT.ndjson")
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False), metavar="OUT.ndjson",
+              help="The trace file to write (NDJSON, the published trace format).")
 @click.option("--node", "nodes", multiple=True, metavar="NAME=ADDRESS",
               help="Name the server at an IP address (or IP:PORT).")
 @click.option("--topology", type=click.Path(dir_okay=False), metavar="FILE.json",
@@ -254,6 +255,14 @@ def from_pcap(pcap: str, output: str, nodes: tuple[str, ...], topology: str | No
         click.echo(f"mqspec: note: {note}", err=True)
 
 
+def _written(output: str, lines: int, as_json: bool) -> None:
+    """What trace record reports: the file it wrote and how many lines."""
+    if as_json:
+        emit({"output": output, "lines": lines})
+    else:
+        click.echo(f"{output}: {plural(lines, 'line')}")
+
+
 def node_names(nodes: tuple[str, ...]) -> dict[str, str]:
     """``--node NAME=ADDRESS`` options: address (IP or IP:PORT) -> name; a usage error for a bad one."""
     from mqspec.oracle.topology import TopologyError, address
@@ -293,10 +302,14 @@ def read_topology(path: str | None) -> Any:
 
 @trace.command("record")
 @click.argument("scenario", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False), metavar="OUT.ndjson")
-@click.option("--mode", type=click.Choice(["clarified", "literal"]), default="clarified", show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-def record(scenario: str, output: str, mode: str, seed: int) -> None:
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False), metavar="OUT.ndjson",
+              help="The trace file to write (NDJSON, the published trace format).")
+@click.option("--mode", type=click.Choice(["clarified", "literal"]), default="clarified", show_default=True,
+              help="Run the clarified reading of the errata register or the literal text.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="The simulator's seed (the same scenario, mode and seed give a byte-identical trace).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as one JSON object (file, lines).")
+def record(scenario: str, output: str, mode: str, seed: int, as_json: bool) -> None:
     """Run a scenario file on the simulator and write its trace (snapshots after each settle).
 
     The trace is written line by line as the simulator runs (memory does not grow with it).
@@ -323,7 +336,7 @@ def record(scenario: str, output: str, mode: str, seed: int) -> None:
         fail("error", f"{output}: {exc.strerror}")
     except sc.ScenarioError as exc:
         fail("scenario error", f"{scenario}: {exc}")
-    click.echo(f"{output}: {plural(lines, 'line')}")
+    _written(output, lines, as_json)
 
 
 @trace.command("schema")

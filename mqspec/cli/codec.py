@@ -155,7 +155,7 @@ def _decode_pcap(pcap: str, protocol: str | None, lenient: bool, ports: Any, as_
 @PROTOCOL_OPTION
 @click.argument("source", metavar="FILE.json|-")
 def encode(protocol: str | None, source: str) -> None:
-    """Encode a JSON message (as ``decode`` prints it) and print the bytes as hexadecimal."""
+    """Encode a JSON message (as decode prints it) and print the bytes as hexadecimal."""
     if protocol is None:
         fail("usage", "--protocol is required")
     text = read_text(read_input(None, source), source)

@@ -7,6 +7,7 @@ Every ``--json`` report is printed by :func:`emit`, through the 64-bit-safe writ
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any, NoReturn
 
@@ -54,3 +55,12 @@ def print_summary(summary: Any, what: str, found: int, ports: Any) -> None:
                      "give --port (or \"ports\" in the topology)")
     for line in lines:
         click.echo(f"mqspec: {line}", err=True)
+
+
+_ROLE = re.compile(r":(?:class|mod|func|meth|attr|data|exc|obj|doc|ref):`~?([^`<]+?)(?: <[^>]+>)?`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain(text: str) -> str:
+    """Text written for Sphinx as a terminal shows it: ``:class:`X``` becomes X, a ````literal```` `literal`."""
+    return _LITERAL.sub(r"`\1`", _ROLE.sub(r"\1", text))

@@ -15,6 +15,7 @@ import click
 from mqspec import __version__
 from mqspec.cli.check import check, trace
 from mqspec.cli.codec import decode, encode
+from mqspec.cli import exits
 from mqspec.cli.common import fail
 from mqspec.cli.mqsd import mqsd
 from mqspec.cli.mqsd_probe import probe
@@ -52,7 +53,8 @@ class OneLineUsage(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
-@click.group(cls=OneLineUsage, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=OneLineUsage, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="\b\n" + exits.overview())
 @click.version_option(__version__, prog_name="mqspec")
 def main() -> None:
     """Executable reference specification and conformance oracle for the MSMQ directory protocols."""
@@ -62,6 +64,7 @@ def main() -> None:
 for command in (decode, encode, errata, clauses, demo, scenario, mqsd, vectors, check, pipeline, trace, prove):
     main.add_command(command)
 mqsd.add_command(probe)
+exits.attach(main)
 
 
 if __name__ == "__main__":  # pragma: no cover

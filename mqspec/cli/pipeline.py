@@ -4,9 +4,10 @@ The jobs run on embedded local Spark (``local[*]``) unless ``--master`` or ``MQS
 names a standalone cluster (``spark://HOST:PORT``) or a Spark Connect server (``sc://HOST:PORT``);
 see :mod:`mqspec.pipeline.session`. ``--conf``, ``--archives`` and ``--py-files`` go to Spark as
 given; ``pack-env`` makes the archive that ships this mqspec to executors. Before a job the
-executors are probed (:mod:`mqspec.pipeline.preflight`). Exit status: 0 clean, 1 a violation / a
-divergent or quarantined input, 2 a usage error, 5 the executors cannot run this mqspec (pre-flight),
-6 a Spark job failed (an input the executors cannot read, an executor lost, ``--out`` not shared).
+executors are probed (:mod:`mqspec.pipeline.preflight`). The exit statuses are in
+``mqspec.cli.exits`` (one table for every command): 5 is the pre-flight's (the executors cannot run
+this mqspec), 6 a failed Spark job's (an input the executors cannot read, an executor lost, ``--out``
+not shared).
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ from typing import Any, NoReturn
 import click
 
 from mqspec.cli.common import emit, fail
+from mqspec.wording import plural
 
 #: the file that marks a folder as written by mqspec pipeline (it may then be overwritten)
 MARKER = ".mqspec-pipeline"
 #: exit status of a failed pre-flight check, and of a failed Spark job (see the module docstring)
 PREFLIGHT_FAILED, JOB_FAILED = 5, 6
+#: the annotated spec as ``make docs`` builds it in this checkout (what report links to by default)
+CHECKOUT_DOCS = Path(__file__).resolve().parents[2] / "docs" / "_build" / "html"
 
 
 def _fail(text: str) -> NoReturn:
@@ -120,7 +124,8 @@ def _job_failure(what: str, exc: BaseException) -> NoReturn:
 @click.option("--runs", type=click.IntRange(1, 10**9), required=True, help="How many runs (numbered 0..N-1).")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True,
               help="The campaign seed; run i explores from a seed derived from (seed, i).")
-@click.option("--mode", type=click.Choice(["clarified", "literal"]), default="clarified", show_default=True)
+@click.option("--mode", type=click.Choice(["clarified", "literal"]), default="clarified", show_default=True,
+              help="Run the clarified reading of the errata register, or the literal text everywhere.")
 @click.option("--reading", metavar="HANDLER[,HANDLER...]", default="",
               help="Read the text literally inside these MC-MQDSRP handlers only (clarified mode elsewhere).")
 @click.option("--profile", type=click.Choice(["ci", "soak"]), default="ci", show_default=True,
@@ -144,8 +149,7 @@ def explore(runs: int, seed: int, mode: str, reading: str, profile: str, traces:
 
     Writes Parquet datasets under DIR: runs/, violations/ (each shrunk to a scenario file under
     counterexamples/), coverage/, and with --traces each run's trace under traces/ (written by the
-    executors). Re-running with the same --out resumes: stored runs are skipped. Exit status 0: no
-    violation; 1: violations; 5: the executors cannot run this mqspec; 6: a Spark job failed.
+    executors). Re-running with the same --out resumes: stored runs are skipped.
     """
     from mqspec.pipeline.explore import CampaignMismatch, NotShared
     from mqspec.pipeline.explore import explore as run_campaign
@@ -191,9 +195,9 @@ def check(inputs: tuple[str, ...], out: str, as_json: bool, **spark: Any) -> Non
     through Spark's file systems. A capture is converted as `mqspec trace from-pcap` converts it,
     with CAPTURE.topology.json beside it as its topology. Writes verdicts/ (a capture's row with its
     frames, messages, frames skipped by reason and holes), divergences/, coverage/, messages/ and
-    quarantine/ under DIR; inputs = verdict rows + quarantine rows. Exit status 0: every input
-    conformant; 1: one diverged, was incomplete (a capture with holes) or was quarantined; 5: the
-    executors cannot run this mqspec; 6: a Spark job failed (an input the executors cannot read included).
+    quarantine/ under DIR; inputs = verdict rows + quarantine rows. The exit status
+    is the one mqspec check would give the inputs together, a quarantined input counting as a
+    malformed one.
     """
     from mqspec.pipeline.check import NoInputs, list_inputs
     from mqspec.pipeline.check import check as run_check
@@ -229,8 +233,16 @@ def check(inputs: tuple[str, ...], out: str, as_json: bool, **spark: Any) -> Non
     summary["executors"] = probed["executors"]
     _print(summary, as_json, ("inputs", "conformant", "divergent", "incomplete", "nothing_checked", "quarantined",
                               "reconciled", "skipped_files", "messages", "seconds", "out"))
-    clean = summary["conformant"] == summary["inputs"]
-    sys.exit(0 if clean else 1)
+    sys.exit(check_status(summary))
+
+
+def check_status(summary: dict[str, Any]) -> int:
+    """The exit status of ``mqspec check`` over the same inputs: malformed (quarantined) 2, else divergent
+    1, else a capture with holes 4, else nothing checked 3, else 0."""
+    from mqspec.oracle.check import EXIT
+
+    verdicts = set(summary["by_verdict"]) | ({"error"} if summary["quarantined"] else set())
+    return next((code for verdict, code in EXIT.items() if verdict in verdicts), 0)
 
 
 @pipeline.command("pack-env")
@@ -258,11 +270,19 @@ def pack_env(archive: str, as_json: bool) -> None:
 
 @pipeline.command()
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(file_okay=False), metavar="DIR...")
-@click.option("--out", "report_dir", type=click.Path(file_okay=False), required=True, metavar="REPORT_DIR")
-@click.option("--docs", default="", metavar="URL",
-              help="Where the annotated spec is published (default: this checkout's docs/_build/html).")
-def report(dirs: tuple[str, ...], report_dir: str, docs: str) -> None:
-    """Write a static HTML report (index.html and images) of explore and check outputs."""
+@click.option("--out", "report_dir", type=click.Path(file_okay=False), required=True, metavar="REPORT_DIR",
+              help="Where index.html and its images go (a new or empty folder, or an earlier report's).")
+@click.option("--docs", default="", metavar="URL|DIR",
+              help="The annotated spec the clauses link to: a URL where it is published, or a folder of the "
+                   "built site, linked relatively (default: this checkout's docs/_build/html).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as one JSON object.")
+def report(dirs: tuple[str, ...], report_dir: str, docs: str, as_json: bool) -> None:
+    """Write a static HTML report (index.html and PNG images) of explore and check outputs.
+
+    The report reads offline and moves with its folder: its images sit beside it, and clause
+    links are relative to the built docs (or go to --docs URL). When the docs are not built, the
+    report says so and how to build them.
+    """
     from mqspec.pipeline.report import ReportError, write
 
     for d in dirs:
@@ -270,9 +290,14 @@ def report(dirs: tuple[str, ...], report_dir: str, docs: str) -> None:
             _fail(f"{d}: no such folder")
     target = Path(report_dir)
     _claim(report_dir, "report")
-    docs = docs or (Path(__file__).resolve().parent.parent / "docs" / "_build" / "html").as_uri()
     try:
-        result = write([Path(d) for d in dirs], target, docs=docs)
+        result = write([Path(d) for d in dirs], target, docs=docs or str(CHECKOUT_DOCS))
     except ReportError as exc:
         _fail(str(exc))
-    click.echo(f"report: {result['report']} ({len(result['figures'])} figures)")
+    if as_json:
+        emit(result)
+        return
+    click.echo(f"report: {result['report']} ({plural(len(result['figures']), 'figure')})")
+    if result["docs_missing"]:
+        click.echo(f"mqspec: note: the annotated spec is not built at {result['docs']} (make docs builds it): "
+                   "the report's clause links lead nowhere until it is", err=True)

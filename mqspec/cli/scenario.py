@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import click
 
-from mqspec.cli.common import emit, fail
+from mqspec.cli.common import emit, fail, plain
 from mqspec.wording import plural
 
 from mqspec.refimpl.effects import Mode
@@ -38,7 +38,7 @@ def vocabulary() -> None:
     """Print the scenario language: the enterprise, every step and every assertion."""
     from mqspec.refimpl import scenario as sc
 
-    click.echo(inspect.cleandoc(sc.__doc__ or ""))
+    click.echo(plain(inspect.cleandoc(sc.__doc__ or "")))
 
 
 @scenario.command(epilog=VOCABULARY_HINT)

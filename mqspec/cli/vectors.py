@@ -13,7 +13,7 @@ from typing import NoReturn
 
 import click
 
-from mqspec.cli.common import fail
+from mqspec.cli.common import emit, fail
 from mqspec.wording import plural
 
 
@@ -59,17 +59,23 @@ def _kinds(text: str) -> tuple[str, ...]:
               help="The folder of scenario files (default: the repository's scenarios/).")
 @click.option("--check", is_flag=True, help="Then run mqspec's vector runner over the tree.")
 @click.option("--check-only", is_flag=True, help="Do not generate: only run the runner over the tree in DIR.")
-def vectors(out: str, kinds: str, reduced: bool, scenario_dir: str | None, check: bool, check_only: bool) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the result as one JSON object: what was written (cases, counts, files left in place) "
+                   "and, with --check, what was checked (passed, failures, stale files).")
+def vectors(out: str, kinds: str, reduced: bool, scenario_dir: str | None, check: bool, check_only: bool,
+            as_json: bool) -> None:
     """Write test vectors: codec bytes, MC-MQDSRP handler runs and scenario traces, one directory per case.
 
     The full set takes about a minute and writes about half a gigabyte (most of it scenario
-    traces); --reduced writes a fast subset. Progress goes to stderr.
+    traces); --reduced writes a fast subset (about 18 MB). Progress goes to stderr. Write the
+    tree outside your checkout, or under out/ (which git ignores).
     """
     from mqspec.refimpl.scenario import ScenarioError
     from mqspec.vectors.runner import run_all
     from mqspec.vectors.writer import OutputError, generate
 
     chosen = _kinds(kinds)
+    result: dict[str, object] = {"out": out}
     if not check_only:
         if scenario_dir is not None and "scenario" in chosen:
             _note_skipped(Path(scenario_dir))
@@ -87,9 +93,14 @@ def vectors(out: str, kinds: str, reduced: bool, scenario_dir: str | None, check
             shown = ", ".join(str(p) for p in kept[:3]) + (", ..." if len(kept) > 3 else "")
             click.echo(f"mqspec: note: left {plural(len(kept), 'file')} in {out} that mqspec did not write: {shown}",
                        err=True)
-        counts = ", ".join(plural(n, k) for k, n in index["counts"].items() if k in chosen)
-        click.echo(f"wrote {plural(len(index['cases']), 'case')} ({counts}) to {out}")
+        counted = {k: n for k, n in index["counts"].items() if k in chosen}
+        result["written"] = {"cases": len(index["cases"]), "counts": counted, "kept": [str(p) for p in kept]}
+        if not as_json:
+            counts = ", ".join(plural(n, k) for k, n in counted.items())
+            click.echo(f"wrote {plural(len(index['cases']), 'case')} ({counts}) to {out}")
     if not (check or check_only):
+        if as_json:
+            emit(result)
         return
     if not Path(out).is_dir():
         fail("error", f"{out}: no such directory")
@@ -99,6 +110,10 @@ def vectors(out: str, kinds: str, reduced: bool, scenario_dir: str | None, check
     stale = report.stale_files()
     for path in stale[:20]:
         click.echo(f"mqspec: stale file (no check reads it): {path}", err=True)
-    click.echo(f"checked {plural(report.cases, 'case')}: {report.passed} passed, {plural(len(report.failures), 'failure')}, "
-               f"{plural(len(stale), 'stale file')}")
+    if as_json:
+        result["checked"] = report.to_json()
+        emit(result)
+    else:
+        click.echo(f"checked {plural(report.cases, 'case')}: {report.passed} passed, "
+                   f"{plural(len(report.failures), 'failure')}, {plural(len(stale), 'stale file')}")
     sys.exit(0 if report.ok else 1)
