@@ -18,7 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 RST = re.compile(r"``|:(?:class|mod|func|meth|attr|data|exc|obj|doc|ref):`")
 #: commands whose output is JSON (or documentation) whatever the options, so a --json flag would change nothing
 NO_JSON = {
-    "decode": "prints JSON always",
     "encode": "prints the encoded bytes as hexadecimal text (the input of decode --hex)",
     "trace schema": "prints a JSON Schema",
     "scenario vocabulary": "prints the scenario language, which is documentation",

@@ -99,6 +99,14 @@ def with_a_hole(tmp: Path) -> str:
     return write_trace(tmp / "hole.ndjson", events)
 
 
+def no_message(tmp: Path) -> str:
+    """A capture of one UDP datagram to a port no directory protocol uses."""
+    from mqspec.capture.writer import udp_frame, write_pcap
+
+    write_pcap(tmp / "dns.pcap", [udp_frame("10.0.0.9", 5000, "10.0.0.1", 53, b"not a directory message")])
+    return str(tmp / "dns.pcap")
+
+
 def text_file(tmp: Path, name: str, text: str) -> str:
     (tmp / name).write_text(text, encoding="utf-8")
     return str(tmp / name)
@@ -140,6 +148,7 @@ GUIDS = ["--enterprise", ENTERPRISE, "--site", SITE]
 #: context (a server to talk to, or none) the arguments need
 WITNESSES = {
     ("decode", 0): lambda t: ["decode", "--example", "client_request"],
+    ("decode", 1): lambda t: ["decode", "--pcap", no_message(t)],
     ("decode", 2): lambda t: ["decode", "--protocol", "mqdsrp", "--hex", "00"],
     ("encode", 0): lambda t: ["encode", "--protocol", "mqdsrp", str(SAMPLES / "change-propagation.json")],
     ("encode", 2): lambda t: ["encode", "--protocol", "mqdsrp", text_file(t, "bad.json", "{")],
@@ -256,3 +265,30 @@ def test_serve_ends_with_1_when_its_thread_terminates(monkeypatch):
     helper.join(5)
     assert result.exit_code == 1, result.output
     assert "server thread terminated" in result.stderr
+
+
+def test_serve_json_prints_one_object_a_line_from_listening_to_stopped():
+    """`mqsd serve --json`: listening (with the real port), a log object per datagram, stopped with the counts."""
+    from mqspec.model.examples_mqsd import CLIENT_REQUEST
+
+    proc = subprocess.Popen([sys.executable, "-m", "mqspec", "mqsd", "serve", "--host", "127.0.0.1", "--port", "0",
+                             *GUIDS, "--server", "nt4pec", "--connected-network", NETWORK, "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        listening = json.loads(proc.stdout.readline())
+        assert listening["event"] == "listening" and listening["port"] > 0 and listening["servers"] == 1
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client:
+            client.settimeout(10)
+            client.sendto(CLIENT_REQUEST, ("127.0.0.1", listening["port"]))
+            client.recvfrom(65535)
+        logged = json.loads(proc.stdout.readline())
+        assert logged["event"] == "log" and "RequestID" in logged["text"]
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    stopped = json.loads(out.splitlines()[-1])
+    assert proc.returncode == 0
+    assert (stopped["event"], stopped["datagrams"], stopped["replies"], stopped["terminated"]) == ("stopped", 1, 1, None)

@@ -91,6 +91,7 @@ def topology() -> dict:
 
 def samples() -> dict[str, bytes]:
     """Every sample file's name and bytes."""
+    from mqspec import json64
     from mqspec.model import mqdsrp
     from mqspec.model.jsonform import to_json
 
@@ -99,7 +100,7 @@ def samples() -> dict[str, bytes]:
     body = message(sends)
     return {
         "change-propagation.bin": body,
-        "change-propagation.json": (json.dumps(to_json(mqdsrp.decode(body)), indent=2) + "\n").encode(),
+        "change-propagation.json": (json64.dumps(to_json(mqdsrp.decode(body)), indent=2) + "\n").encode(),
         "adding-a-site.ndjson": text.encode(),
         "replication.pcap": capture(sends),
         "replication.topology.json": (json.dumps(topology(), indent=2) + "\n").encode(),

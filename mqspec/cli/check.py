@@ -39,15 +39,13 @@ def check(traces: tuple[str, ...], as_json: bool, no_coverage: bool, all_diverge
           topology: str | None, port: tuple[int, ...], mqsd_port: tuple[int, ...], mqqb_port: tuple[int, ...]) -> None:
     """Replay each trace's inputs through the reference and compare every output and snapshot.
 
-    A capture (pcap, pcapng, compressed or not) is converted as ``trace from-pcap`` converts it
+    A capture (pcap, pcapng, compressed or not) is converted as trace from-pcap converts it
     (with CAPTURE.topology.json beside it, or --topology) and checked the same way; its summary
     (frames, messages, frames skipped by reason, holes) goes to stderr. Reports, per trace,
     conformance or the first divergence (event, node, expected versus actual, the clause whose rule
     was broken, its MUST quoted, or the errata register entries the verdict rests on where no MUST
     makes it) and the clauses the traces exercised; with --all, every divergence up to --limit and
-    their count. Exit status 0: all conform; 1: a trace diverges; 2: malformed input or an event the
-    reference cannot take; 4: no divergence, but a capture with holes (incomplete-capture); 3: no
-    divergence, but nothing was checked in a trace.
+    their count. Of several traces, the status is the most severe one's (2, 1, 4, 3, 0).
     """
     from contextlib import ExitStack
 

@@ -87,8 +87,8 @@ def decode(protocol: str | None, hex_text: str | None, pcap: str | None, example
     capture instead (pcap or pcapng, gzip-compressed or not), printing its messages as they are
     read and, on stderr, a summary: frames read, messages decoded, frames skipped by reason, the
     capture's holes. A capture cut off in the middle of a frame gives the messages before the
-    cut. Exit status with --pcap: 0 when a message decoded, 1 when none did (the summary says
-    why: other ports, truncation, not IP...), 2 for a file that is not a readable capture.
+    cut; a capture in which no message decodes ends with status 1, the summary saying why (other
+    ports, truncation, not IP...).
     """
     inputs = [name for name, given in (("--hex", hex_text), ("FILE", source), ("--pcap", pcap),
                                        ("--example", example)) if given is not None]

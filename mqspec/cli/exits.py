@@ -28,7 +28,8 @@ MEANING = {
 
 #: per command (as typed after ``mqspec``), what each status it can end with means for it
 BY_COMMAND: dict[str, dict[int, str]] = {
-    "decode": {0: "decoded", 2: "bytes that do not decode, bad hex, an unreadable file or capture"},
+    "decode": {0: "decoded", 1: "--pcap: no message of the capture decoded (the summary says why)",
+               2: "bytes that do not decode, bad hex, an unreadable file or capture"},
     "encode": {0: "encoded", 2: "bad JSON, or a message that cannot be encoded"},
     "errata": {0: "printed", 2: "an id the register does not hold"},
     "clauses": {0: "printed"},

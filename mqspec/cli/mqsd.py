@@ -22,6 +22,8 @@ from typing import Any, NoReturn
 
 import click
 
+from mqspec import json64
+
 from mqspec.cli.common import emit, fail
 from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
@@ -189,13 +191,17 @@ def server_config(enterprise_text: str | None, site_text: str | None, server_tex
 @click.option("--log-every", "log_every", type=Seconds(min=0.1, max=86_400.0), default=5.0, show_default=True,
               metavar="S", help=f"Print at most {LINES_PER_INTERVAL} datagram lines per S seconds, and summarise "
               "in one line an interval that left some out.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON object a line: listening (address, port, site, counts, mode), each log line "
+                   "(log, text), and at the end stopped (datagrams, replies, discards by reason, errors, and the "
+                   "reason the server thread terminated, if it did).")
 def serve(host: str, port_text: str, enterprise_text: str | None, site_text: str | None,
           server_texts: tuple[str, ...], network_texts: tuple[str, ...], mode: str, quiet: bool,
-          log_every: float) -> None:
-    """Answer TopologyClientRequests over UDP as MS-MQSD 3.2.5.1 says.
+          log_every: float, as_json: bool) -> None:
+    """Answer TopologyClientRequests over UDP as MS-MQSD 3.2.5.1 says, until SIGTERM or SIGINT.
 
-    A socket that cannot be opened (a port in use) is one error line and exit status 2; a
-    server thread that terminates later (3.2.5) ends the command with exit status 1.
+    A socket that cannot be opened (a port in use) is one error line; a server thread that
+    terminates later (3.2.5) ends the command.
     """
     from mqspec.model.mqsd import MAX_NETWORKS
     from mqspec.mqsd_log import ServeLog
@@ -210,9 +216,15 @@ def serve(host: str, port_text: str, enterprise_text: str | None, site_text: str
         raise click.UsageError(f"give 1 to {MAX_NETWORKS} --connected-network GUIDs, not {len(networks)}")
     _check_reply_fits(site, servers, networks)
 
-    def log(line: str) -> None:
-        click.echo(f"mqspec mqsd: {line}")
+    def say(event: str, text: str, **fields: Any) -> None:
+        if as_json:
+            click.echo(json64.dumps({"event": event, **fields} if fields else {"event": event, "text": text}))
+        else:
+            click.echo(f"mqspec mqsd: {text}")
         sys.stdout.flush()
+
+    def log(line: str) -> None:
+        say("log", line)
 
     state = MqsdServer(enterprise, site, servers, networks)
     # no log until the socket is open: a port in use is one error line, not a log line too
@@ -228,8 +240,10 @@ def serve(host: str, port_text: str, enterprise_text: str | None, site_text: str
         if not responder.open():
             _fail("error", f"{responder.termination}")
         responder.log = serve_log.line
-        log(f"listening on {format_address(responder.address)} (site {site}, {plural(len(servers), 'directory server')}, "
-            f"{plural(len(networks), 'connected network')}, {mode})")
+        say("listening", f"listening on {format_address(responder.address)} (site {site}, "
+            f"{plural(len(servers), 'directory server')}, {plural(len(networks), 'connected network')}, {mode})",
+            address=format_address(responder.address), port=responder.address[1], site=str(site),
+            servers=len(servers), networks=len(networks), mode=mode)
         responder.serve()
         serve_log.tick()
     finally:
@@ -239,8 +253,12 @@ def serve(host: str, port_text: str, enterprise_text: str | None, site_text: str
     st = responder.stats
     if responder.termination:
         click.echo(f"mqspec: error: server thread terminated: {responder.termination}", err=True)
-    log(f"stopped: {plural(st.datagrams, 'datagram')}, {plural(st.replies, 'reply', 'replies')}, "
-        f"{sum(st.discarded.values())} dropped, {plural(st.send_errors, 'send error')}")
+    say("stopped", f"stopped: {plural(st.datagrams, 'datagram')}, {plural(st.replies, 'reply', 'replies')}, "
+        f"{sum(st.discarded.values())} dropped, {plural(st.send_errors, 'send error')}",
+        datagrams=st.datagrams, replies=st.replies, dropped=sum(st.discarded.values()),
+        discarded=dict(sorted((str(getattr(k, "value", k)), n) for k, n in st.discarded.items())),
+        send_errors=st.send_errors, receive_errors=st.receive_errors, reopens=st.reopens,
+        terminated=responder.termination)
     sys.exit(1 if responder.termination else 0)
 
 
@@ -286,9 +304,8 @@ def discover(to_texts: tuple[str, ...], enterprise_text: str | None, site_text: 
     events: list[dict[str, Any]] = []
     try:
         outcome = run_discovery(client, networks, mode=Mode(mode), log=notes.append, record=events.append)
-    except OSError as exc:
-        click.echo(f"mqspec: error: {exc}", err=True)
-        sys.exit(1)
+    except OSError as exc:  # a network error, as probe reports it: one line, status 2
+        _fail("network error", str(exc))
     if trace_path is not None:
         _write_discovery_trace(trace_path, events, enterprise, site, timeout, mode)
     result = outcome.result
