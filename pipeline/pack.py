@@ -121,18 +121,25 @@ def pack(out: Path, *, level: int = 1) -> dict[str, Any]:
     if not out.name.endswith(".tar.gz"):
         raise PackError(f"{out}: the archive's name must end in .tar.gz (Spark unpacks it by its extension)")
     dists = distributions()
+    try:  # before minutes of copying: an output that cannot be written is said at once
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PackError(f"{out}: the archive cannot be written there ({exc.strerror})") from None
     with tempfile.TemporaryDirectory(prefix="mqspec-env-") as tmp:
         venv = Path(tmp) / "env"
         base = getattr(sys, "_base_executable", sys.executable)
         subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
         site = _site_packages(venv)
         files = sum(_copy_distribution(d, site) for d in dists) + _copy_mqspec(site)
-        out.parent.mkdir(parents=True, exist_ok=True)
         partial = out.with_name(out.name + ".part")
-        with tarfile.open(partial, "w:gz", compresslevel=level) as archive:
-            for entry in sorted(venv.iterdir()):
-                archive.add(entry, arcname=entry.name)  # links stay links, modes stay
-        partial.replace(out)
+        try:
+            with tarfile.open(partial, "w:gz", compresslevel=level) as archive:
+                for entry in sorted(venv.iterdir()):
+                    archive.add(entry, arcname=entry.name)  # links stay links, modes stay
+            partial.replace(out)
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            raise PackError(f"{out}: the archive cannot be written there ({exc.strerror})") from None
     return {"archive": str(out), "bytes": out.stat().st_size, "files": files,
             "python": f"{sys.version_info.major}.{sys.version_info.minor}", "base_python": str(Path(base).resolve()),
             "distributions": {d.metadata["Name"]: d.version for d in dists}, "seconds": round(time.monotonic() - started, 1),
