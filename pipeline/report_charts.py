@@ -266,7 +266,7 @@ def lag(data: dict[str, Any], out: Any) -> list[Chart]:
         drawn, count = _lag_panels(part, out, name)
         charts.append(Chart(
             f"{title}: {mode}", name,
-            f"{why[0].upper()}{why[1:]}: the {min(count, LAG_PANELS)} partitions with the most replica updates, of the "
+            f"{why[0].upper()}{why[1:]}: the {plural(min(count, LAG_PANELS), 'partition')} with the most replica updates, of the "
             f"{count} (trace, partition) pairs of {mode}-mode traces that carried changes. Of all "
             f"{all_pairs} (trace, partition) pairs the checked traces' replication messages name, {pairs} carried "
             "changes; the others saw only sync requests, acknowledgements or sequence number headers. "

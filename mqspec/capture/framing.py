@@ -122,7 +122,7 @@ class Framer:
                 flags, size = read_header(buf, self.pos)
                 if size > MAX_PACKET:
                     raise DecodeError("BaseHeader.PacketSize", 8, mqqb.BASE,
-                                      f"{size} is more than any MSMQ packet ({MAX_PACKET} bytes)")
+                                      f"{size} is more than any MSMQ packet ({plural(MAX_PACKET, 'byte')})")
             except DecodeError as exc:
                 exc.offset += self.at
                 frame, time = self._delivered(self.at + mqqb.BASE_HEADER_SIZE)

@@ -59,7 +59,7 @@ class Frame:
         self.linktype, self.interface = linktype, interface
 
     def __repr__(self) -> str:
-        return (f"Frame({self.number}, {self.time}, {len(self.data)} of {self.wire_length} bytes, "
+        return (f"Frame({self.number}, {self.time}, {len(self.data)} of {plural(self.wire_length, 'byte')}, "
                 f"linktype {self.linktype}, interface {self.interface})")
 
 
@@ -241,10 +241,10 @@ def _classic(path: Path, data: _Bytes, magic: bytes) -> Iterator[Frame]:
         number += 1
         head = take(record_size)
         if head is None:
-            raise data.cut(path, number, f"truncated record header: {data.left()} of {record_size} bytes")
+            raise data.cut(path, number, f"truncated record header: {data.left()} of {plural(record_size, 'byte')}")
         sec, frac, caplen, wirelen = record.unpack_from(head)
         if caplen > MAX_RECORD:
-            raise CaptureError(path, number, f"record claims {caplen} captured bytes: corrupt file")
+            raise CaptureError(path, number, f"record claims {plural(caplen, 'captured byte')}: corrupt file")
         body = take(caplen)
         if body is None:
             raise data.cut(path, number, f"truncated frame: record says {plural(caplen, 'byte')}, "
@@ -294,7 +294,7 @@ def _pcapng(path: Path, data: _Bytes) -> Iterator[Frame]:
                 raise CaptureError(path, where, "section header block without the byte-order magic: corrupt file")
             length = struct.unpack(order + "I", magic)[0]
             if length < 28 or length % 4 or length > MAX_BLOCK:
-                raise CaptureError(path, where, f"section header block of {length} bytes: corrupt file")
+                raise CaptureError(path, where, f"section header block of {plural(length, 'byte')}: corrupt file")
             if data.take(length - 12) is None:
                 if blocks == 1:
                     raise CaptureError(path, 0, "truncated section header block")
@@ -303,7 +303,8 @@ def _pcapng(path: Path, data: _Bytes) -> Iterator[Frame]:
             continue
         length = struct.unpack_from(order + "I", head, 4)[0]
         if length < 12 or length % 4 or length > MAX_BLOCK:
-            raise CaptureError(path, where, f"pcapng block of type {kind:#x} claims {length} bytes: corrupt file")
+            raise CaptureError(path, where,
+                               f"pcapng block of type {kind:#x} claims {plural(length, 'byte')}: corrupt file")
         body = data.take(length - 8)
         if body is None:
             is_packet = kind in (EPB, SPB, PB)
@@ -316,7 +317,7 @@ def _pcapng(path: Path, data: _Bytes) -> Iterator[Frame]:
         elif kind in (EPB, PB):
             number += 1
             if len(body) < 20:
-                raise CaptureError(path, number, f"packet block of {length} bytes: corrupt file")
+                raise CaptureError(path, number, f"packet block of {plural(length, 'byte')}: corrupt file")
             if kind == EPB:
                 if_id, high, low, caplen, wirelen = struct.unpack_from(order + "IIIII", body)
             else:
@@ -326,7 +327,7 @@ def _pcapng(path: Path, data: _Bytes) -> Iterator[Frame]:
                 raise CaptureError(path, number, f"packet of interface {if_id}, which the section does not "
                                                  f"describe ({plural(len(interfaces), 'interface')}): corrupt file")
             if start + caplen > len(body):
-                raise CaptureError(path, number, f"packet block claims {caplen} captured bytes in a block of "
+                raise CaptureError(path, number, f"packet block claims {plural(caplen, 'captured byte')} in a block of "
                                                  f"{length}: corrupt file")
             iface = interfaces[if_id]
             last_time = ((high << 32) | low) / iface.divisor + iface.offset

@@ -221,11 +221,11 @@ def check(inputs: tuple[str, ...], out: str, as_json: bool, **spark: Any) -> Non
     for name in skipped[:20]:
         click.echo(f"mqspec: skipped (not a trace or capture by its name): {name}", err=True)
     if len(skipped) > 20:
-        click.echo(f"mqspec: ... and {len(skipped) - 20} more files skipped", err=True)
+        click.echo(f"mqspec: ... and {plural(len(skipped) - 20, 'more file')} skipped", err=True)
     if not listing.inputs:
         kinds = ", ".join(f"*{s}" for s in CAPTURE_SUFFIXES)
         _fail(f"no trace (*.ndjson, *.ndjson.gz, *.ndjson.zst) or capture ({kinds}) in {', '.join(inputs)}"
-              + (f" ({len(skipped)} other files skipped)" if skipped else ""))
+              + (f" ({plural(len(skipped), 'other file')} skipped)" if skipped else ""))
     try:
         summary = run_check(session, listing, target, master=url, parallelism=parallelism(session, url))
     except Exception as exc:  # noqa: BLE001 - a failed Spark job is one line and its own status
@@ -264,7 +264,7 @@ def pack_env(archive: str, as_json: bool) -> None:
     if as_json:
         emit(result, sort_keys=True)
     else:
-        click.echo(f"{result['archive']}: {result['bytes'] / 1e6:.0f} MB, {result['files']} files, Python "
+        click.echo(f"{result['archive']}: {result['bytes'] / 1e6:.0f} MB, {plural(result['files'], 'file')}, Python "
                    f"{result['python']} ({result['base_python']}); use: {result['use']}")
 
 

@@ -42,6 +42,7 @@ import attrs
 from mqspec.capture import mqqb
 from mqspec.capture.scan import Ports, Scan
 from mqspec.capture.summary import CaptureSummary
+from mqspec.wording import plural
 
 from .source import LineSource
 from .topology import Topology, load, split
@@ -78,8 +79,8 @@ class Conversion:
     def notes(self) -> list[str]:
         out = []
         if self.peer_messages:
-            out.append(f"{self.peer_messages} messages between endpoints the topology does not declare are not in "
-                       "the trace (peers are not judged)")
+            out.append(f"left out of the trace, as peers are not judged: {plural(self.peer_messages, 'message')} "
+                       "between endpoints the topology does not declare")
         for name in self.codec_only:
             out.append(f"{name} has a role but no \"start\": checked at codec level (declare when it starts to "
                        "replay it through the MC-MQDSRP reference)")
