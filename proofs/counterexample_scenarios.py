@@ -309,6 +309,7 @@ LITERAL_SCENARIOS: dict[str, str] = {
     "sync_requests_ask_assigned_sequence_numbers-by-receive_change_propagation": "window-past-authority",
     "replica_last_seq_monotone_except_sync0-by-receive_sync_reply": "stale-empty-reply-moves-last-back",
     "replication_state_well_formed-by-receive_sync_reply": "stale-empty-reply-moves-last-back",
+    "purged_seq_at_most_last_seq-by-receive_sync_reply": "stale-empty-reply-moves-last-back",
     "replica_tombstone_covers_applied_deletions-by-handle_directory_change": "replica-delete-without-tombstone",
     "replica_tombstone_covers_applied_deletions-by-handle_in_sync_change": "replica-delete-without-tombstone",
     "replica_tombstone_covers_applied_deletions-by-check_pending_changes": "replica-delete-without-tombstone",

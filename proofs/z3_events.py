@@ -33,6 +33,7 @@ from .z3_ops import (
     not_,
     or_,
     seq_var,
+    uge,
     ugt,
     ule,
     ult,
@@ -167,7 +168,19 @@ def _sync_reply_ok(s: NodeState, p: dict[str, Any], clarified: m.Reading) -> Boo
     """
     changes: list[Change] = p["changes"]
     frm, to, purged = p["from_seq"], p["to_seq"], p["purged"]
+    # sync0_reply_reaches_purged_seq (assumed, listed by mqspec prove): a reply that completes sync0 carries
+    # changes chained from FromSeqNumber that apply and reach the requester's PurgedSeqNumber
+    first, *rest = changes
+    completes = and_(eq(s.purge_state, m.SYNC0), eq(p["complete"], 2), not_(ult(purged, s.purged_seq_number)))
+    reaches = implies(completes, or_(
+        ule(s.purged_seq_number, s.last_seq_number),
+        and_(implies(first.present, eq(first.previous_seq_number, frm)),
+             *(implies(c.present, c.applies) for c in changes),
+             *(implies(b.present, and_(a.present, eq(b.previous_seq_number, a.seq_number)))
+               for a, b in zip(changes, rest, strict=False)),
+             or_(*(and_(c.present, uge(c.seq_number, s.purged_seq_number)) for c in changes)))))
     return and_(
+        reaches,
         _not_authority(s),
         ule(to, s.ghost_authority_last_seq), ule(purged, s.ghost_authority_purged_seq),
         ule(p["complete"], 2),
@@ -241,7 +254,9 @@ EVENTS: tuple[Event, ...] = (
           # raised by Receive Already Purged with the AlreadyPurgedMessage's PurgedSeqNumber (E-134)
           lambda s, p, c: and_(_not_authority(s), ule(p["purged"], s.ghost_authority_purged_seq))),
     Event("complete_sync0_state", "3.3.7.11", "Complete Sync0 State", (),
-          lambda s, o, p, c: m.complete_sync0_state(s, o, True, c), lambda s, p, c: True),
+          lambda s, o, p, c: m.complete_sync0_state(s, o, True, c),
+          # raised by Receive Sync Reply once the reply's changes reached PurgedSeqNumber (sync0_reply_reaches_purged_seq)
+          lambda s, p, c: ule(s.purged_seq_number, s.last_seq_number)),
     Event("receive_already_purged", "3.3.7.7", "Receive Already Purged", (("purged", "seq"),),
           lambda s, o, p, c: m.receive_already_purged(s, o, True, p["purged"], c),
           # Send Already Purged carries the sender's PurgedSeqNumber (changes_carry_authority_purged_seq)

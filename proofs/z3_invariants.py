@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 
 from .z3_model import MAX_SEQ, NORMAL, PURGE_BUFFER, Change, NodeState, Out
-from .z3_ops import Bool, and_, eq, implies, ite, ne, not_, or_, sub, uge, ugt, ule, ult
+from .z3_ops import Bool, add, and_, eq, implies, ite, ne, not_, or_, sub, uge, ugt, ule, ult
 
 
 @attrs.frozen
@@ -95,7 +95,7 @@ def _authority_ghost(s: NodeState) -> Bool:
 
 
 def _purged_le_last(s: NodeState) -> Bool:
-    return implies(s.is_authority, ule(s.purged_seq_number, s.last_seq_number))
+    return implies(eq(s.purge_state, NORMAL), ule(s.purged_seq_number, s.last_seq_number))
 
 
 def _max_assigned(s: NodeState) -> Bool:
@@ -167,8 +167,8 @@ STATE_INVARIANTS: tuple[Invariant, ...] = (
               "numbering of the partition's objects and tombstones have the shape every reachable state has.",
               well_formed),
     Invariant("purged_seq_at_most_last_seq", "sequence", "state",
-              "At the authority 0 <= PurgedSeqNumber <= LastSeqNumber (at a replica the text does not "
-              "guarantee it: Start Sync0 State sets LastSeqNumber to MIN and PurgedSeqNumber above it).",
+              "In NORMAL, 0 <= PurgedSeqNumber <= LastSeqNumber, at the authority and at every replica (in sync0 "
+              "Start Sync0 State sets LastSeqNumber to MIN and PurgedSeqNumber above it).",
               _purged_le_last, named=True),
     Invariant("authority_ghost_matches_state", "sequence", "state",
               "At the authority the enterprise's view of the partition is its own: the ghost LastSeqNumber "
@@ -211,9 +211,10 @@ STATE_INVARIANTS: tuple[Invariant, ...] = (
 
 
 def _strictly_increases(pre: NodeState, post: NodeState, out: Out, event: str) -> Bool:
+    # by exactly one, and only when a change is applied (a sequence number assigned to it)
     assigned = _any(g for g, _ in out.assigned)
-    return implies(pre.is_authority, and_(ule(pre.last_seq_number, post.last_seq_number),
-                                          implies(assigned, ult(pre.last_seq_number, post.last_seq_number))))
+    return implies(pre.is_authority, or_(eq(pre.last_seq_number, post.last_seq_number),
+                                         and_(assigned, eq(post.last_seq_number, add(pre.last_seq_number, 1)))))
 
 
 def _used_once(pre: NodeState, post: NodeState, out: Out, event: str) -> Bool:
@@ -395,9 +396,8 @@ STEP_INVARIANTS: tuple[Invariant, ...] = (
 #: where the single-server encoding says less or more than the shared statement, and why
 ENCODING_NOTES = {
     "purged_seq_at_most_last_seq": (
-        "Encoded at the authority only: at a replica it rests on every change of a sync0 reply applying, "
-        "which one server's model cannot assume (E-261 clarified makes every replicated delete apply; an update "
-        "of an object the replica lacks still fails)."),
+        "At every server in NORMAL. At a replica it rests on the assumption sync0_reply_reaches_purged_seq (a sync0 "
+        "reply that completes sync0 takes LastSeqNumber to PurgedSeqNumber), which mqspec prove lists as not proved."),
     "replica_tombstone_covers_applied_deletions": (
         "Encoded for every replica (BSCs too) in every PurgeState: the sync0 states need it for Complete Sync0 "
         "State to return to NORMAL covered."),
@@ -405,8 +405,7 @@ ENCODING_NOTES = {
         "Encoded at the server answering (3.2.7.3): every deletion in (From, To] above the request's "
         "KnownPurgedSeqNumber is in an incremental reply."),
     "authority_last_seq_strictly_increases": (
-        "Encoded as: never decreases, and increases with every number the authority assigns (by one: "
-        "Read Next Sequence Number)."),
+        "Encoded as: unchanged, or increased by exactly one with a number the authority assigns."),
 }
 
 

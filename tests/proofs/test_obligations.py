@@ -40,6 +40,7 @@ EXPECTED_LITERAL = {
     ("replication_state_well_formed", "receive_sync_reply"): {"E-166"},
     ("replica_tombstone_covers_applied_deletions", "receive_sync_reply"): {"E-108"},
     ("replica_last_seq_monotone_except_sync0", "receive_sync_reply"): {"E-166"},
+    ("purged_seq_at_most_last_seq", "receive_sync_reply"): {"E-166"},
     ("purge_keeps_last_1024_changes", "receive_sync_reply"): {"E-130"},
     ("authority_tombstone_covers_unacked_deletions", "purge_deleted_objects"): {"E-133"},
     ("replica_tombstone_covers_applied_deletions", "purge_deleted_objects"): {"E-133"},
