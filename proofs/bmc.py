@@ -10,8 +10,12 @@ is already the scenario file that replays it.
 The configuration: PEC0 (site0, with client machine C0), PSC1 (site1) with its BSC11 and client
 machine C1; queue ``C1\\a`` (site1) and ``C0\\z`` (site0) exist. A schedule is every sequence of
 at most ``DEPTH`` actions from :data:`ACTIONS` (changes at each server, message loss,
-duplication, reordering, crashes losing volatile state or all state of a replica), each
-followed by a short run of the network, then a settle long enough for a SeqNumberHeader round.
+duplication, reordering, crashes losing volatile state or all state of a replica, a purge round at
+PSC1 after which BSC11 is rebuilt through AlreadyPurged and sync0, and a handover of site1's PSC,
+which changes every AuthorityName of site1 and ends a schedule), each followed by a short run of the
+network, then a settle long enough for a SeqNumberHeader round. These rows are ``bounded``: they
+cover this one enterprise of three directory servers (``servers: "3"``); the enterprise model
+(:mod:`mqspec.proofs.enterprise`) proves the safety properties for any number.
 Crashing the authority with the loss of all its state is left out: the protocol has no way to
 recover an authority's history (E-262). In clarified mode every schedule satisfies every property
 (E-261, E-263 and E-264 are the findings that made it so); in literal mode the enterprise never
@@ -63,6 +67,14 @@ def _change(op: str, at: str, path: str, label: str | None = None) -> dict[str, 
     return {op: body}
 
 
+def _burst(times: int) -> dict[str, Any]:
+    return {"repeat": {"times": times, "steps": [_change("update", "PSC1", "C1\\a", f"burst{times}")]}}
+
+
+#: the handover action: PSC1 is gone after it, so it ends a schedule
+MOVE = "move site1's PSC from PSC1 to PSC1m"
+
+
 def _crash(node: str, lose: str) -> list[dict[str, Any]]:
     return [{"crash": {"node": node, "lose": lose}}, {"advance": 3}, {"restart": node}]
 
@@ -91,6 +103,12 @@ ACTIONS: dict[str, list[dict[str, Any]]] = {
     "crash PSC1 losing volatile state": _crash("PSC1", "volatile"),
     "crash PEC0 losing volatile state": _crash("PEC0", "volatile"),
     "crash BSC11 losing all state": _crash("BSC11", "all"),
+    # PSC1 purges (two bursts with acks between, 3.1.7.2.9), then BSC11 is rebuilt: it asks from 0, is answered
+    # AlreadyPurged and goes through sync0 (3.3.7.7, 3.3.7.10, 3.3.7.11)
+    "purge round at PSC1, BSC11 rebuilt through sync0": [
+        _burst(1100), {"advance": 60}, _burst(300), {"advance": 60}, *_crash("BSC11", "all")],
+    # a handover (refimpl/handover.py, E-313): every server's AuthorityName of site1 and its PSC neighbor change
+    MOVE: [{"move_psc": {"site": "site1", "to": "PSC1m"}}],
 }
 
 
@@ -112,7 +130,7 @@ LITERAL_HANDLER = {"E-261": "handle_directory_delete", "E-263": "lookup_director
 def schedules(depth: int = DEPTH) -> list[tuple[str, ...]]:
     """Every sequence of 1 .. depth actions, shortest first (a counterexample is a shortest one)."""
     names = list(ACTIONS)
-    return [s for n in range(1, depth + 1) for s in itertools.product(names, repeat=n)]
+    return [s for n in range(1, depth + 1) for s in itertools.product(names, repeat=n) if MOVE not in s[:-1]]
 
 
 def scenario_data(schedule: Iterable[str], description: str = "") -> dict[str, Any]:

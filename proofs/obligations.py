@@ -93,7 +93,9 @@ def obligations(mode: str) -> list[Obligation]:
     from . import bmc
 
     out += [bmc.obligation(prop, mode) for prop in bmc.PROPERTIES]
-    return out
+    from .enterprise import check as enterprise
+
+    return out + enterprise.obligations(mode)
 
 
 def _consecution(inv: zi.Invariant, handler: str, mode: str) -> Obligation:
@@ -204,6 +206,46 @@ def check_event(event_name: str, mode: str, invariants: Iterable[str] | None = N
     return results
 
 
+def branch_guards(event_name: str, mode: str) -> dict[str, Any]:
+    """The event's modelled branches, each by what it does (a change applied, a message sent, a tombstone removed,
+    sync0 started, ...), with the condition under which the transition takes it."""
+    event = ev.EVENTS_BY_NAME[event_name]
+    pre = ev.symbolic_state()
+    params = ev.symbolic_params(event)
+    _post, out = ev.step(event, pre, params, Reading.of(mode))
+    found: dict[str, Any] = {}
+    lists = {"applies a change": [g for g, _c, _l in out.applied], "assigns a number": [g for g, _ in out.assigned],
+             "propagates a change": [g for g, _ in out.sent_changes],
+             "sends a sync request": [r[0] for r in out.sync_requests], "sends a PSC ack": [g for g, _ in out.psc_acks],
+             "answers AlreadyPurged": [g for g, _ in out.already_purged], "sends a sync reply": [r.sent for r in out.replies],
+             "purges a tombstone": [g for g, _s, why, _l in out.removed_tombstones if why == "purge"],
+             "completes sync0": [g for g, _s, why, _l in out.removed_tombstones if why == "sync0"],
+             "forwards a change request": list(out.forwarded), "starts sync0": list(out.sync0_started)}
+    for what, guards in lists.items():
+        for i, g in enumerate(g for g in guards if g is not False):
+            found[f"{what} #{i + 1}"] = g
+    return found
+
+
+def branch_reachability(event_name: str, mode: str, timeout_ms: int = TIMEOUT_MS) -> dict[str, str]:
+    """Each branch of :func:`branch_guards`: ``reachable`` when a state satisfying every invariant and the event's
+    assumptions takes it, ``unreachable`` when none does, else ``unknown``."""
+    event = ev.EVENTS_BY_NAME[event_name]
+    reading = Reading.of(mode)
+    pre = ev.symbolic_state()
+    params = ev.symbolic_params(event)
+    base = [bl(ev.bounded(pre, params)), bl(zi.well_formed(pre)), bl(zi.inductive_invariant(pre)),
+            bl(event.assume(pre, params, reading))]
+    result = {}
+    for name, guard in branch_guards(event_name, mode).items():  # the same symbolic state: the same constants
+        solver = z3.Solver()
+        solver.set("timeout", timeout_ms)
+        solver.add(*base, bl(guard))
+        answer = solver.check()
+        result[name] = "reachable" if answer == z3.sat else "unreachable" if answer == z3.unsat else "unknown"
+    return result
+
+
 def _small_model(solver: z3.Solver, pre: Any, params: Any) -> z3.ModelRef | None:
     """A counterexample with sequence numbers of at most 64 (or MAX) when there is one: easier to read."""
     from .z3_ops import MAX_SEQ
@@ -239,9 +281,21 @@ def errata_alone(event: ev.Event, invariant: str, timeout_ms: int = TIMEOUT_MS) 
     return found
 
 
-def _event_job(args: tuple[str, str, int]) -> list[dict[str, Any]]:
-    event_name, mode, timeout_ms = args
-    return [r.to_json() for r in check_event(event_name, mode, timeout_ms=timeout_ms)]
+def _job(args: tuple[str, str, str, int, str]) -> Any:
+    """One unit of the pool's work: a per-server event's obligations (of one invariant only, when named), an enterprise
+    transition's, the enterprise initiation obligations, or whether an enterprise invariant holds without any
+    transition."""
+    what, name, mode, timeout_ms, invariant = args
+    if what == "event":
+        only = [invariant] if invariant else None
+        return [r.to_json() for r in check_event(name, mode, only, timeout_ms=timeout_ms)]
+    from .enterprise import check as enterprise
+
+    if what == "transition":
+        return [r.to_json() for r in enterprise.check_transition(name, mode, with_trivial=False)]
+    if what == "enterprise-initiation":
+        return [r.to_json() for r in enterprise.run_initiation(mode)]
+    return enterprise.holds_without_transition(name)
 
 
 def _result_from_json(data: dict[str, Any]) -> Result:
@@ -250,33 +304,64 @@ def _result_from_json(data: dict[str, Any]) -> Result:
     return Result(ob, data["status"], data["seconds"], data["counterexample"], data["trivial"], data["vacuous"])
 
 
+#: the per-server transitions that take longest: first in the pool, one task per invariant (a literal violation of
+#: Receive Sync Reply takes minutes, the rest of the event seconds), so that the workers end together
+_HEAVY_EVENTS = ("receive_sync_reply", "handle_directory_change", "check_pending_changes", "complete_sync0_state")
+ALL_KINDS = ("lemma", "initiation", "consecution", "enterprise-initiation", "enterprise-consecution", "bounded")
+
+
 def run(mode: str, *, jobs: int | None = None, timeout_ms: int = TIMEOUT_MS, bmc: bool = True,
-        kinds: tuple[str, ...] = ("lemma", "initiation", "consecution", "bounded"),
-        events: Iterable[str] | None = None) -> list[Result]:
-    """Check every obligation of ``mode`` (consecution only for ``events`` when given), one process per event."""
+        kinds: tuple[str, ...] = ALL_KINDS, events: Iterable[str] | None = None) -> list[Result]:
+    """Check every obligation of ``mode`` of the ``kinds`` asked (consecution only for the handlers ``events``
+    names, per server and in the enterprise model), in a pool of ``jobs`` processes."""
+    from .enterprise import check as enterprise
+    from .enterprise import invariants as enterprise_invariants
+
     results: list[Result] = []
     obs = obligations(mode)
     if "lemma" in kinds:
         results += [check_lemma(o, timeout_ms) for o in obs if o.kind == "lemma"]
     if "initiation" in kinds:
         results += [check_initiation(o, timeout_ms) for o in obs if o.kind == "initiation"]
+    wanted = None if events is None else set(events)
+    tasks: list[tuple[str, str, str, int, str]] = []
     if "consecution" in kinds:
-        jobs = jobs or min(2, os.cpu_count() or 1)
-        # the biggest transitions first, so that the pool ends together
-        chosen = [e for e in ev.EVENTS if events is None or e.name in set(events)]
-        order = sorted(chosen, key=lambda e: e.name not in ("receive_sync_reply", "handle_directory_change",
-                                                           "check_pending_changes", "complete_sync0_state"))
-        args = [(e.name, mode, timeout_ms) for e in order]
-        if jobs > 1:
-            import multiprocessing
+        chosen = [e.name for e in ev.EVENTS if wanted is None or e.name in wanted]
+        tasks += [("event", e, mode, timeout_ms, inv.name) for e in _HEAVY_EVENTS if e in chosen
+                  for inv in zi.INVARIANTS if inv.checked_by(e)]
+        tasks += [("event", e, mode, timeout_ms, "") for e in chosen if e not in _HEAVY_EVENTS]
+    if "enterprise-consecution" in kinds:
+        tasks += [("transition", t.name, mode, timeout_ms, "") for t in enterprise.TRANSITIONS
+                  if wanted is None or t.name in wanted]
+        tasks += [("trivial", inv.name, mode, timeout_ms, "") for inv in enterprise_invariants.INVARIANTS]
+    if "enterprise-initiation" in kinds:
+        tasks.append(("enterprise-initiation", "", mode, timeout_ms, ""))
+    jobs = jobs or min(2, os.cpu_count() or 1)
+    if jobs > 1 and len(tasks) > 1:
+        import multiprocessing
 
-            with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-                batches = list(pool.map(_event_job, args))
+        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            outcomes = list(pool.map(_job, tasks))
+    else:
+        outcomes = [_job(t) for t in tasks]
+    done: dict[tuple[str, str], Any] = {}
+    for t, outcome in zip(tasks, outcomes, strict=True):
+        if t[0] == "event":
+            done.setdefault((t[0], t[1]), []).extend(outcome)
         else:
-            batches = [_event_job(a) for a in args]
-        by_event = {a[0]: b for a, b in zip(args, batches, strict=True)}
-        for e in chosen:
-            results += [_result_from_json(d) for d in by_event[e.name]]
+            done[t[0], t[1]] = outcome
+    if "consecution" in kinds:
+        order = {inv.name: i for i, inv in enumerate(zi.INVARIANTS)}
+        results += [_result_from_json(d) for e in ev.EVENTS if ("event", e.name) in done
+                    for d in sorted(done["event", e.name], key=lambda d: order[d["invariant"]])]
+    if "enterprise-initiation" in kinds:
+        results += [_result_from_json(d) for d in done["enterprise-initiation", ""]]
+    if "enterprise-consecution" in kinds:
+        for t in enterprise.TRANSITIONS:
+            for d in done.get(("transition", t.name), []):
+                row = _result_from_json(d)
+                row.trivial = row.status == "proved" and done["trivial", row.obligation.invariant]
+                results.append(row)
     if "bounded" in kinds and bmc:
         from . import bmc as bmc_module
 

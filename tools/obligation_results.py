@@ -4,7 +4,7 @@
     python tools/obligation_results.py CLARIFIED.json LITERAL.json   # or reads `mqspec prove --json` outputs
 
 Writes ``docs/_data/obligations.json``: ``made_by`` (the command and the mqspec version) and, per
-obligation and mode, its status (proved, violated or unknown). The docs build reads this file
+obligation and mode, its status (proved, violated or unknown) and whether it is trivial or vacuous. The docs build reads this file
 instead of running the solver (the proofs take minutes; the build must take seconds); an
 obligation added since the file was made shows as ``not run`` on its section page.
 """
@@ -37,14 +37,15 @@ def main(argv: list[str]) -> int:
             if any(r.get("mode") != mode for r in rows):
                 print(f"obligation_results: {path}: not a `mqspec prove --json --mode {mode}` output", file=sys.stderr)
                 return 2
-            results += [{"name": r["name"], "mode": mode, "status": r["status"]} for r in rows]
+            results += [{"name": r["name"], "mode": mode, "status": r["status"], "trivial": r["trivial"],
+                         "vacuous": r["vacuous"]} for r in rows]
         made_by = f"mqspec prove --json --mode clarified / --mode literal (mqspec {__version__})"
     else:
         from mqspec.proofs import obligations
 
         for mode in MODES:
-            results += [{"name": r.obligation.name, "mode": mode, "status": r.status}
-                        for r in obligations.run(mode, jobs=2)]
+            results += [{"name": r.obligation.name, "mode": mode, "status": r.status, "trivial": r.trivial,
+                         "vacuous": r.vacuous} for r in obligations.run(mode, jobs=2)]
         made_by = f"tools/obligation_results.py (mqspec {__version__})"
     results.sort(key=lambda r: (r["name"], r["mode"]))
     OUT.parent.mkdir(parents=True, exist_ok=True)
