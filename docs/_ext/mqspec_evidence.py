@@ -115,7 +115,8 @@ class Obligation:
     kind: str
     handler: str
     invariant: str
-    status: dict[str, str]  # mode -> proved | violated | unknown | not run
+    status: dict[str, str]  # mode -> proved | proved, trivial | proved, vacuous | violated | unknown | not run
+    servers: str = "one"  # one | any | a bounded run's number of servers
 
 
 @attrs.frozen
@@ -222,8 +223,10 @@ def _errata_by_id() -> dict[str, Any]:
 
 
 def load_obligations() -> tuple[dict[Key, list[Obligation]], list[Obligation], str]:
-    """Obligations by section (consecution: the handler's; lemmas 2.2.2; initiation 3.1.3.1; bmc 3), every
-    obligation, and how the results were made (the results file's ``made_by``)."""
+    """Obligations by section (consecution: the handler's, per server and in the enterprise model; lemmas 2.2.2;
+    initiation 3.1.3.1; bounded model checking 3), every obligation, and how the results were made (the results
+    file's ``made_by``)."""
+    from mqspec.proofs.enterprise.transitions import BY_TRANSITION
     from mqspec.proofs.obligations import obligations
     from mqspec.proofs.z3_events import EVENTS_BY_NAME
 
@@ -233,21 +236,25 @@ def load_obligations() -> tuple[dict[Key, list[Obligation]], list[Obligation], s
         data = json.loads(RESULTS.read_text(encoding="utf-8"))
         made_by = data.get("made_by", "")
         for r in data["results"]:
-            recorded[(r["name"], r["mode"])] = r["status"]
+            note = ", vacuous" if r.get("vacuous") else ", trivial" if r.get("trivial") else ""
+            recorded[(r["name"], r["mode"])] = r["status"] + (note if r["status"] == "proved" else "")
     merged: dict[str, Obligation] = {}
     modes = ("clarified", "literal")
     for mode in modes:
         for ob in obligations(mode):
             merged.setdefault(ob.name, Obligation(ob.name, ob.kind, ob.handler, ob.invariant,
-                                                  {m: recorded.get((ob.name, m), "not run") for m in modes}))
+                                                  {m: recorded.get((ob.name, m), "not run") for m in modes},
+                                                  ob.servers))
     by_key: dict[Key, list[Obligation]] = defaultdict(list)
     for ob in merged.values():
         if ob.kind == "lemma":
             section = "2.2.2"
-        elif ob.kind == "initiation":
+        elif ob.kind in ("initiation", "enterprise-initiation"):
             section = "3.1.3.1"
         elif ob.kind == "consecution" and ob.handler in EVENTS_BY_NAME:
             section = EVENTS_BY_NAME[ob.handler].section
+        elif ob.kind == "enterprise-consecution" and ob.handler in BY_TRANSITION:
+            section = BY_TRANSITION[ob.handler].section
         else:
             section = "3"
         by_key[("MC-MQDSRP", section)].append(ob)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +78,10 @@ def generate(srcdir: Path, ev: mev.Evidence) -> None:
     evid = srcdir / "evidence"
     files[evid / "obligations.rst"] = _page(
         "Proof obligations and their results",
-        "Every obligation ``mqspec prove`` checks, per mode (``unknown`` is never ``proved``). Consecution "
+        "Every obligation ``mqspec prove`` checks, per mode (``unknown`` is never ``proved``), with its kind and "
+        "the servers it covers: ``one`` (the per-server model), ``any`` (the enterprise model, for every number of "
+        "servers) or a bounded run's number. A ``trivial`` obligation holds without its transition and a "
+        "``vacuous`` one under contradictory assumptions: neither is counted as proved work. Consecution "
         "obligations belong to their handler's section, the 2.2.2 lemmas to MC-MQDSRP 2.2.2, initiation to "
         "3.1.3.1 and bounded model checking to chapter 3.\n\n.. mqspec-obligations::\n")
     files[evid / "scenarios" / "index.rst"] = _page(
@@ -228,7 +232,12 @@ class SectionDirective(Directive):
         obligations = ev.obligations.get(key, [])
         out.append(rubric(f"Proof obligations ({len(obligations)})"))
         if obligations:
-            out.append(self._obligations_table(obligations))
+            groups = Counter((ob.kind, ob.servers) for ob in obligations)
+            out.append(para("By kind and servers (one: the per-server model; any: the enterprise model, every number "
+                            "of servers; a number: a bounded run): " + "; ".join(
+                                f"{kind}, servers {servers}: {n}" for (kind, servers), n in sorted(groups.items()))
+                            + "."))
+            out.append(self._obligations_table(sorted(obligations, key=lambda ob: (ob.kind, ob.servers))))
             out.append(para("Results from ", nodes.literal(text=ev.results_made_by), "."))
         else:
             out.append(para("No proof obligation belongs to this section.", classes=("none",)))
@@ -244,8 +253,8 @@ class SectionDirective(Directive):
         rows = []
         for ob in obligations:
             rows.append([doc_link("evidence/obligations", ob.name, anchor=obligation_anchor(ob.name)),
-                         nodes.Text(ob.kind), *(nodes.Text(st) for st in ob.status.values())])
-        return _table(["obligation", "kind", "clarified", "literal"], rows, "obligations-table")
+                         nodes.Text(ob.kind), nodes.Text(ob.servers), *(nodes.Text(st) for st in ob.status.values())])
+        return _table(["obligation", "kind", "servers", "clarified", "literal"], rows, "obligations-table")
 
 
 class TestsDirective(Directive):

@@ -4,8 +4,9 @@
 ``_static/mqspec.js``) and then every entry under its own anchor (``register.html#e-012``).
 :func:`erratum_block` renders one entry (kind, the literal text, the problem, the evidence as
 prose plus runnable commands and links, the resolution); section pages use it for their entries.
-``.. mqspec-obligations::`` lists every proof obligation with its results, one anchor each, and
-``.. mqspec-scenario:: PATH`` shows one scenario file.
+``.. mqspec-obligations::`` lists every proof obligation with its results, one anchor each,
+``.. mqspec-enterprise-invariants::`` states the enterprise model's invariants (formula and words) and its
+assumptions, and ``.. mqspec-scenario:: PATH`` shows one scenario file.
 """
 
 from __future__ import annotations
@@ -266,14 +267,38 @@ class ObligationsDirective(Directive):
             key = where.get(ob.name)
             sec = (f'<a class="reference internal" href="{uri(env.docname, mev.page_name(*key))}">{key[1]}</a>'
                    if key in ev.by_key else "")
-            cells = "".join(f'<td class="status-{s.replace(" ", "-")}">{s}</td>' for s in ob.status.values())
+            cells = "".join(f'<td class="status-{s.split(",")[0].replace(" ", "-")}">{s}</td>' for s in ob.status.values())
             add_label(env, obligation_anchor(ob.name), ob.name)
             rows.append(f'<tr id="{obligation_anchor(ob.name)}"><td><code>{html.escape(ob.name)}</code></td>'
-                        f"<td>{ob.kind}</td><td>{sec}</td>{cells}</tr>")
+                        f"<td>{ob.kind}</td><td>{ob.servers}</td><td>{sec}</td>{cells}</tr>")
         table = ('<div class="table-wrapper"><table class="obligations-table docutils align-default"><thead><tr>'
-                 "<th>obligation</th><th>kind</th><th>section</th><th>clarified</th><th>literal</th></tr></thead><tbody>"
+                 "<th>obligation</th><th>kind</th><th>servers</th><th>section</th><th>clarified</th><th>literal</th>"
+                 "</tr></thead><tbody>"
                  + "".join(rows) + "</tbody></table></div>")
         return [para("Results: ", nodes.literal(text=ev.results_made_by)), nodes.raw("", table, format="html")]
+
+
+class EnterpriseInvariantsDirective(Directive):
+    """Each invariant of the enterprise model: its family, formula and plain words; then the assumptions not proved."""
+
+    has_content = False
+
+    def run(self):
+        from mqspec.proofs.enterprise import assumptions as ea
+        from mqspec.proofs.enterprise import invariants as ei
+
+        rows = []
+        for inv in ei.INVARIANTS:
+            role = "strengthening" if inv.strengthening else "stated"
+            rows.append(f"<tr><td><code>{html.escape(inv.name)}</code></td><td>{inv.family} ({role}, {inv.kind})</td>"
+                        f"<td><code>{html.escape(inv.statement)}</code></td><td>{html.escape(inv.prose)}</td></tr>")
+        table = ('<div class="table-wrapper"><table class="docutils align-default"><thead><tr><th>invariant</th>'
+                 "<th>family</th><th>formula</th><th>in words</th></tr></thead><tbody>" + "".join(rows)
+                 + "</tbody></table></div>")
+        # docutils nodes, not raw HTML: the register ids in the text become links (mqspec_links)
+        listed = bullets([para(nodes.literal(text=name), f": {text}") for name, text in ea.not_proved()])
+        return [nodes.raw("", table, format="html"),
+                para("Assumed and not proved (", nodes.literal(text="mqspec prove"), " lists them):"), listed]
 
 
 class ScenarioDirective(Directive):
@@ -307,5 +332,6 @@ def _join(items: list[nodes.Node], sep: str = ", ") -> list[nodes.Node]:
 def setup(app):
     app.add_directive("mqspec-register", RegisterDirective)
     app.add_directive("mqspec-obligations", ObligationsDirective)
+    app.add_directive("mqspec-enterprise-invariants", EnterpriseInvariantsDirective)
     app.add_directive("mqspec-scenario", ScenarioDirective)
     return {"parallel_read_safe": True, "version": "2"}
