@@ -19,6 +19,7 @@ from mqspec.refimpl.scenario_run import run
 
 from mqspec.clauses import covers
 
+from .test_enterprise import EXPECTED_LITERAL as EXPECTED_ENTERPRISE
 from .test_obligations import EXPECTED_LITERAL
 
 FOLDER = cs.FOLDER
@@ -32,8 +33,10 @@ def _one_file_per_template():
 
 
 def test_every_literal_violation_has_its_scenario_file():
-    """Each predicted literal violation has scenarios/counterexamples/<obligation>.yaml, which parses."""
+    """Each predicted literal violation, per server and in the enterprise model, has
+    scenarios/counterexamples/<obligation>.yaml, which parses."""
     names = {f"{inv}-by-{handler}" for inv, handler in EXPECTED_LITERAL}
+    names |= {f"enterprise-{inv}-by-{handler}" for inv, handler in EXPECTED_ENTERPRISE}
     assert names == set(cs.LITERAL_SCENARIOS)
     for name in names:
         path = FOLDER / f"{name}.yaml"

@@ -109,7 +109,12 @@ def test_a_violation_renders_the_servers_and_both_states():
 
 
 def test_literal_violations_are_the_predicted_ones(prove_runs):
-    """Literal mode breaks exactly the predicted (invariant, transition) pairs, each citing its register entries."""
+    """Literal mode breaks exactly the predicted (invariant, transition) pairs, each citing its register entries,
+    each replayed by a scenario file with several servers (tests/proofs/test_counterexamples.py runs them) that the
+    register entries it cites name."""
+    from mqspec.proofs.counterexample_scenarios import FOLDER, LITERAL_SCENARIOS
+
+    register = errata.by_id()
     rows = prove_runs["literal"].of_kind("enterprise-initiation", "enterprise-consecution")
     violated = {(r["invariant"], r["handler"]): r for r in rows if r["status"] == "violated"}
     assert not [r["name"] for r in rows if r["status"] == "unknown"]
@@ -117,6 +122,11 @@ def test_literal_violations_are_the_predicted_ones(prove_runs):
                                                     "missing": sorted(set(EXPECTED_LITERAL) - set(violated))}
     for key, r in violated.items():
         assert EXPECTED_LITERAL[key] <= set(r["counterexample"]["errata"]), key
+        assert set(r["counterexample"]["errata"]) <= set(register), key
+        assert r["name"] in LITERAL_SCENARIOS, r["name"]
+        assert (FOLDER / f"{r['name']}.yaml").is_file(), r["name"]
+        cited_by = [e for e in EXPECTED_LITERAL[key] if f"counterexamples/{r['name']}.yaml" in register[e].evidence]
+        assert cited_by, f"no register entry of {sorted(EXPECTED_LITERAL[key])} cites {r['name']}.yaml"
 
 
 def test_every_erratum_a_transition_reads_is_registered_and_read_literally():
