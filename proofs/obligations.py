@@ -105,7 +105,8 @@ def _consecution(inv: zi.Invariant, handler: str, mode: str) -> Obligation:
 # --- checking -----------------------------------------------------------------------------------------
 
 
-def _solve(solver: z3.Solver) -> tuple[str, z3.ModelRef | None]:
+def verdict(solver: z3.Solver) -> tuple[str, z3.ModelRef | None]:
+    """``proved`` (unsat), ``violated`` with the model (sat), or ``unknown`` (never proved)."""
     answer = solver.check()
     if answer == z3.unsat:
         return "proved", None
@@ -141,7 +142,7 @@ def check_initiation(ob: Obligation, timeout_ms: int = TIMEOUT_MS) -> Result:
         assumptions = [bl(ev.bounded(s0)), bl(_ghost_shape(s0))]
         solver.add(*assumptions)
         solver.add(bl(not_(inv.formula(s0))))
-        status, model = _solve(solver)
+        status, model = verdict(solver)
         if status != "proved":
             cex = initiation_counterexample(model, s0, authority) if model is not None else None
             return Result(ob, status, time.perf_counter() - started, cex)
@@ -190,7 +191,7 @@ def check_event(event_name: str, mode: str, invariants: Iterable[str] | None = N
         solver.add(*base)
         goal = inv.formula(post) if inv.kind == "state" else inv.formula(pre, post, out, event.name)
         solver.add(bl(not_(goal)))
-        status, model = _solve(solver)
+        status, model = verdict(solver)
         cex = None
         if model is not None:
             model = _small_model(solver, pre, params) or model

@@ -20,7 +20,7 @@ from typing import Any
 
 import z3
 
-from ..obligations import Obligation, Result, obligation_name
+from ..obligations import Obligation, Result, obligation_name, verdict
 from ..z3_reading import Reading
 from . import invariants as ei
 from .render import render_model
@@ -94,11 +94,9 @@ def solve(hyps: list[Any], negated_goal: Any, rlimit: int = PROOF_RLIMIT) -> tup
     """
     solver = _solver(rlimit)
     solver.add(*hyps, negated_goal)
-    answer = solver.check()
-    if answer == z3.unsat:
-        return "proved", None
-    if answer == z3.sat:
-        return "violated", solver.model()
+    status, model = verdict(solver)
+    if status != "unknown":
+        return status, model
     for sizes, rlimit in SEARCHES:
         bounded = _solver(rlimit)
         bounded.set("smt.ematching", False)
@@ -107,12 +105,7 @@ def solve(hyps: list[Any], negated_goal: Any, rlimit: int = PROOF_RLIMIT) -> tup
             return "violated", bounded.model()
     solver = _solver(LONG_PROOF_RLIMIT)
     solver.add(*hyps, negated_goal)
-    answer = solver.check()
-    if answer == z3.unsat:
-        return "proved", None
-    if answer == z3.sat:
-        return "violated", solver.model()
-    return "unknown", None
+    return verdict(solver)
 
 
 def obligation(inv: ei.Invariant, handler: str, mode: str) -> Obligation:
@@ -169,11 +162,26 @@ def check_transition(name: str, mode: str, invariants: list[str] | None = None, 
         status, model = solve(hyps, z3.Not(goal))
         cex = None
         if model is not None:
-            errata = sorted({e for g, e in step.literal if z3.is_true(model.eval(g, model_completion=True))})
+            # the entries whose literal reading alone breaks it (a verdict each: the same in every run, which the
+            # model's guards are not), else those whose literal branch the model takes
+            errata = errata_alone(tr, inv, sorted({e for _g, e in step.literal if _g is not False}))
+            errata = errata or sorted({e for g, e in step.literal if z3.is_true(model.eval(g, model_completion=True))})
             cex = {"errata": errata, "trace": render_model(model, ob, pre, post, tr, params, errata)}
         trivial = with_trivial and status == "proved" and holds_without_transition(inv.name)
         results.append(Result(ob, status, time.perf_counter() - started, cex, trivial, vacuous))
     return results
+
+
+def errata_alone(tr: Transition, inv: ei.Invariant, candidates: list[str]) -> list[str]:
+    """The register entries among ``candidates`` whose literal reading alone (every other one clarified) violates
+    the invariant in the transition."""
+    found = []
+    for erratum in candidates:
+        pre, post, _params, _step, hyps = transition_formulas(tr, "literal", Reading(frozenset({erratum})))
+        goal = inv.formula(post) if inv.kind == "state" else inv.formula(pre, post)
+        if solve(hyps, z3.Not(goal))[0] == "violated":
+            found.append(erratum)
+    return found
 
 
 @functools.lru_cache(maxsize=None)
