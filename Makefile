@@ -35,7 +35,7 @@ test: $(STAMP)
 	@sh tools/node.sh
 	@rm -rf docs/_build/html/.doctrees  # where builds before -d kept them
 	$(BIN)/sphinx-build -W --keep-going -q -b html -d $(DOCTREES) docs docs/_build/html
-	MQSPEC_DOCS_HTML=docs/_build/html $(BIN)/pytest -q -p no:cacheprovider
+	MQSPEC_DOCS_HTML=docs/_build/html $(BIN)/pytest -q -p no:cacheprovider -n 2 --dist loadgroup --durations=20
 
 test-slow: $(STAMP)
 	$(BIN)/pytest -q -m slow

@@ -10,3 +10,19 @@ settings.register_profile(
 settings.register_profile("dev", deadline=None, max_examples=100)
 settings.register_profile("soak", deadline=None, max_examples=20_000)
 settings.load_profile(os.environ.get("MQSPEC_HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``make test`` runs two workers, one a core), the tests that share a session fixture of
+    this suite run on one worker: the fixture (a Spark session and its campaigns, the docs' browser, a prove run)
+    is then built once, not once a worker. The group is the folder whose conftest defines the fixture."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    import pytest
+
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        groups = sorted({d.baseid for defs in (info.name2fixturedefs.values() if info else ())
+                         for d in defs if d.scope == "session" and d.baseid})
+        if groups:
+            item.add_marker(pytest.mark.xdist_group(groups[0]))
