@@ -101,4 +101,5 @@ def attach(group: click.Group, prefix: str = "") -> None:
             continue
         if path not in BY_COMMAND:
             raise KeyError(f"mqspec {path} has no row in mqspec/cli/exits.py")
-        command.epilog = row(path)
+        # a command's own epilog (scenario run's pointer to the vocabulary) stays, the row after it
+        command.epilog = f"{command.epilog}\n\n{row(path)}" if command.epilog else row(path)

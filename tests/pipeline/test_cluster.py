@@ -10,6 +10,8 @@ import tarfile
 
 import pytest
 
+from mqspec.cli.pipeline import check_status
+
 from .cluster import can_hide, connect_server, standalone
 from .conftest import CLARIFIED
 from .installs import ROOT
@@ -57,7 +59,7 @@ def test_a_worker_that_cannot_see_the_checkout_runs_the_shipped_mqspec(archive, 
         remote = _campaign((tmp_path / "explore").as_uri(), master, *ship, cwd=tmp_path)
         remote_check = json.loads(_run("check", (root / "in").as_uri(), (local_out / "traces").as_uri(), "--out",
                                        (tmp_path / "check").as_uri(), "--master", master, "--json", *ship,
-                                       cwd=tmp_path).stdout)
+                                       cwd=tmp_path, status=(check_status(local_check),)).stdout)
     (line,) = refused.stderr.splitlines()
     assert line.startswith(f"mqspec: pre-flight: the executors cannot run Python {sys.executable}"), line
     for _, python, where in remote["executors"] + remote_check["executors"]:
@@ -78,7 +80,8 @@ def test_spark_connect_runs_explore_and_check_with_local_modes_rows(archive, cla
     with connect_server(tmp_path / "server", tmp_path / "server" / "env" / "bin" / "python", hide=ROOT) as master:
         remote = _campaign(str(tmp_path / "explore"), master)
         remote_check = json.loads(_run("check", str(root / "in"), str(local_out / "traces"), "--out",
-                                       str(tmp_path / "check"), "--master", master, "--json").stdout)
+                                       str(tmp_path / "check"), "--master", master, "--json",
+                                       status=(check_status(local_check),)).stdout)
     assert remote["master"].startswith("sc://127.0.0.1:")
     for _, python, where in remote["executors"]:
         assert python.startswith(str(tmp_path / "server" / "env")) and where.startswith(str(tmp_path / "server"))
