@@ -12,6 +12,11 @@ settings.register_profile("soak", deadline=None, max_examples=20_000)
 settings.load_profile(os.environ.get("MQSPEC_HYPOTHESIS_PROFILE", "ci"))
 
 
+#: session fixtures each worker may build for itself: a local Spark session starts in seconds, while the
+#: campaigns built on it take minutes
+CHEAP = {"spark"}
+
+
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``make test`` runs two workers, one a core), the tests that share a session fixture of
     this suite run on one worker: the fixture (a Spark session and its campaigns, the docs' browser, a prove run)
@@ -22,7 +27,7 @@ def pytest_collection_modifyitems(config, items):
 
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
-        groups = sorted({d.baseid for defs in (info.name2fixturedefs.values() if info else ())
-                         for d in defs if d.scope == "session" and d.baseid})
+        groups = sorted({d.baseid for name, defs in (info.name2fixturedefs.items() if info else ())
+                         for d in defs if d.scope == "session" and d.baseid and name not in CHEAP})
         if groups:
             item.add_marker(pytest.mark.xdist_group(groups[0]))
