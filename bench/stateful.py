@@ -14,6 +14,11 @@ that finds a violation is counted in ``violations`` (by invariant) and the next 
     python bench/stateful.py --json [--steps 20000] [--mode clarified|literal] [--profile soak|ci]
                                     [--step-count N] [--batch 50] [--save-failures OUT.jsonl]
                                     [--seed 0] [--workers 1] [--branches] [--progress OUT.jsonl]
+                                    [--refine | --no-refine]
+
+``--refine`` checks every handler run against the model (:mod:`mqspec.proofs.refinement`: the
+invariant ``handlers_refine_model``, a departure counted in ``violations``); ``refine`` in the report
+says whether it was on. Compare ``steps_per_second`` of two runs, one each way, for its cost.
 
 ``--branches`` also reports which MC-MQDSRP handler branches the runs reached
 (:mod:`mqspec.proofs.explore.branches`: ``clauses_reached`` of ``clauses``, ``branches_reached`` of
@@ -141,10 +146,11 @@ def cost_shares(rules: dict[str, list[float]], check_seconds: float, seconds: fl
 
 def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
         save: str | None = None, seed: int = 0, worker: int = 0, trace_branches: bool = False,
-        progress: str | None = None) -> dict[str, object]:
+        progress: str | None = None, refine: bool = False) -> dict[str, object]:
     class Bench(m.ReplicationMachine):
         MODE = mode
         EXPLAIN_SECONDS = 0.0
+        REFINE = refine
         stats = m.Stats()
 
     for key, value in m.PROFILES[profile]["machine"].items():
@@ -190,6 +196,7 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
         "benchmark": "stateful",
         "mode": mode.value,
         "profile": profile,
+        "refine": refine,
         "stateful_step_count": step_count,
         "steps": stats.steps,
         "runs": stats.runs,
@@ -226,13 +233,13 @@ def gather_failures(save: str, workers: int) -> None:
 
 def run_workers(workers: int, steps: int, mode: Mode, step_count: int, batch: int, profile: str,
                 save: str | None, seed: int, trace_branches: bool = False,
-                progress: str | None = None) -> dict[str, object]:
+                progress: str | None = None, refine: bool = False) -> dict[str, object]:
     """Run ``steps`` split over ``workers`` processes and combine their reports (counts summed, rates per core)."""
     if workers == 1:
-        return run(steps, mode, step_count, batch, profile, save, seed, 0, trace_branches, progress)
+        return run(steps, mode, step_count, batch, profile, save, seed, 0, trace_branches, progress, refine)
     share = -(-steps // workers)
     jobs = [(share, mode, step_count, batch, profile, f"{save}.{w}" if save else None, seed, w, trace_branches,
-             progress) for w in range(workers)]
+             progress, refine) for w in range(workers)]
     with multiprocessing.get_context("fork").Pool(workers) as pool:
         parts = pool.starmap(run, jobs)
     if save:
@@ -276,12 +283,14 @@ def main() -> None:
                     help="append a JSON line after each batch of each worker (its steps, runs, CPU seconds, violations so far)")
     ap.add_argument("--branches", action="store_true",
                     help="report the handler branches reached, and those the handler vectors reach that the runs missed")
+    ap.add_argument("--refine", action=argparse.BooleanOptionalAction, default=m.ReplicationMachine.REFINE,
+                    help="check every handler run against the model (proofs/refinement; default: MQSPEC_REFINE=1)")
     args = ap.parse_args()
     if args.workers < 1 or args.steps < 1:
         ap.error("--workers and --steps must be at least 1")
     wall = time.monotonic()
     result = run_workers(args.workers, args.steps, Mode(args.mode), args.step_count, args.batch, args.profile,
-                         args.save_failures, args.seed, args.branches, args.progress)
+                         args.save_failures, args.seed, args.branches, args.progress, args.refine)
     lines = {tuple(line) for line in result.pop("reached_lines")}  # type: ignore[union-attr]
     result["cost_shares"] = cost_shares(result.pop("rule_costs"), float(result["check_seconds"]),  # type: ignore[arg-type]
                                         float(result["seconds"]))  # type: ignore[arg-type]

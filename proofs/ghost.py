@@ -159,6 +159,8 @@ class Observation:
     quiescent: bool = False
     full: bool = False
     settled: bool = True
+    #: the handler runs of the step that departed from the model (proofs/refinement; empty when it is off)
+    departures: tuple[Any, ...] = ()
 
     def nodes(self) -> list[tuple[str, QueueManager]]:
         """The running servers whose state the state invariants look at for this step."""
@@ -209,6 +211,8 @@ class Ghost:
         self._runs: dict[str, _Run] = {}
         self._owners: dict[Guid, str | None] = {}
         self._owners_for = -1
+        #: the refinement check whose departures each observation carries (proofs/refinement), if one runs
+        self.refinement: Any = None
         world.observers.append(self)
 
     # --- ownership ----------------------------------------------------------------------------
@@ -256,8 +260,9 @@ class Ghost:
     def observe(self, step: str = "", *, quiescent: bool = False, full: bool = False,
                 settled: bool = True) -> Observation:
         """The events and touched servers since the last call, as an Observation; then start afresh."""
+        departures = tuple(self.refinement.take()) if self.refinement is not None else ()
         obs = Observation(self.world, self, tuple(self.events), frozenset(self.touched), step,
-                          quiescent, full, settled)
+                          quiescent, full, settled, departures)
         self.events = []
         self.touched = set()
         return obs

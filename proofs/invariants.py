@@ -66,7 +66,8 @@ PURGE_SAFETY = "purge_safety"
 SINGLE_AUTHORITY = "single_authority"
 STRENGTHENING = "strengthening"
 CONVERGENCE = "convergence"
-FAMILIES = (MONOTONE, PURGE_SAFETY, SINGLE_AUTHORITY, STRENGTHENING, CONVERGENCE)
+REFINEMENT = "refinement"
+FAMILIES = (MONOTONE, PURGE_SAFETY, SINGLE_AUTHORITY, STRENGTHENING, CONVERGENCE, REFINEMENT)
 
 
 @attrs.frozen
@@ -418,6 +419,11 @@ def _replicas_converge_at_quiescence(obs: Observation) -> list[str]:
     return out + convergence_problems(obs.world)
 
 
+def _handlers_refine_model(obs: Observation) -> list[str]:
+    """Checks that every handler run of the step did what the model's transition does on its pre-state."""
+    return [d.text() for d in obs.departures]
+
+
 # --- the list --------------------------------------------------------------------------------
 
 
@@ -571,6 +577,16 @@ INVARIANTS: tuple[Invariant, ...] = (
         "quiescent ⇒ ∀p, s up holding p: Last(s,p) = Last(auth(p),p) ∧ Obj(s,p) = Obj(auth(p),p) ∧ State(s,p) = NORMAL",
         _replicas_converge_at_quiescence,
         quiescent=True, literal_errata=("E-119", "E-142"),
+    ),
+    Invariant(
+        "handlers_refine_model", REFINEMENT,
+        "Every handler run of the reference does what the model's transition for the same event does on the "
+        "same pre-state: the same post-state (every field of 3.1.1 the model holds), the same messages, "
+        "timers, directory events and request completions, the same directory (proofs/refinement: the "
+        "per-partition core the obligations prove, and the server layer around it). Checked when the "
+        "refinement check is on (the explorer's default).",
+        "∀s, e, s -e-> s' in the reference: proj(s') = model_e(proj(s)) ∧ out(e) = model_out_e(proj(s))",
+        _handlers_refine_model,
     ),
 )
 

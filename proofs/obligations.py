@@ -69,12 +69,17 @@ class Result:
     counterexample: dict[str, Any] | None = None
     trivial: bool = False
     vacuous: bool = False
+    #: what a refinement row checked (proofs/refinement/campaign.py): section, steps, states, branches, ...
+    detail: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         o = self.obligation
-        return {"name": o.name, "invariant": o.invariant, "handler": o.handler, "mode": o.mode, "kind": o.kind,
-                "family": o.family, "servers": o.servers, "status": self.status, "trivial": self.trivial,
-                "vacuous": self.vacuous, "seconds": round(self.seconds, 3), "counterexample": self.counterexample}
+        out = {"name": o.name, "invariant": o.invariant, "handler": o.handler, "mode": o.mode, "kind": o.kind,
+               "family": o.family, "servers": o.servers, "status": self.status, "trivial": self.trivial,
+               "vacuous": self.vacuous, "seconds": round(self.seconds, 3), "counterexample": self.counterexample}
+        if self.detail is not None:
+            out["detail"] = self.detail
+        return out
 
 
 def obligation_name(invariant: str, handler: str) -> str:

@@ -161,6 +161,30 @@ def build(s: m.NodeState, observe_propagation: bool = False) -> tuple[QueueManag
     return qm, part, {"tracked": tracked, "in_partition": [o.in_partition for o in s.objects]}
 
 
+def node_state_of(qm: QueueManager, part: DirectoryPartition) -> m.NodeState:
+    """The model state of ``qm``'s partition ``part`` (a state a run reached): its numbers, its queued changes
+    (each applies), its PSC neighbors' acknowledgements of it, its tombstones and its objects; no ghost."""
+    pid = part.partition_id
+    ent = pid == PEC_PARTITION_ID
+    return m.NodeState(
+        is_psc=qm.is_psc, is_authority=qm.is_authority_of(part), is_enterprise=ent,
+        last_seq_number=part.last_seq_number.value, purged_seq_number=part.purged_seq_number.value,
+        allowed_purge_seq_number=part.allowed_purge_seq_number.value,
+        previous_purged_seq_number=part.previous_purged_seq_number.value,
+        change_missing_window=part.change_missing_window.value, purge_state=int(part.purge_state),
+        pending_changes=[m.Change(True, c.previous_seq_number.value, c.seq_number.value, c.purged_seq_number.value,
+                                  c.command is Command.DELETE, True) for c in part.pending_changes],
+        psc_neighbors=[m.Neighbor(True, (n.acked_pec_seq_number if ent else n.acked_seq_number).value)
+                       for n in qm.psc_neighbors],
+        deleted_objects=[m.Tombstone(True, d.seq_number.value, d.partition_id == pid, d.identifier is not None)
+                         for d in qm.deleted_objects],
+        objects=[m.DirObject(True, o.seq_number.value, True) for o in qm.directory.objects_in(pid)],
+        ghost_authority_last_seq=0, ghost_authority_purged_seq=0, ghost_max_assigned_seq=0,
+        ghost_deletions=[m.Deletion(False, 0) for _ in range(m.DELETION_SLOTS)],
+        pending_capacity=100,
+    )
+
+
 # --- reading back ---------------------------------------------------------------------------------
 
 
@@ -286,7 +310,9 @@ def run_refimpl(event: str, s: m.NodeState, params: dict[str, Any], mode: str) -
         objects.purge_deleted_objects(qm, ctx, part)
     elif event == "receive_psc_ack":
         slot = 1 if params["second_neighbor"] else 0
-        name = f"PSCN{slot}" if s.psc_neighbors[slot].present else "NOBODY"
+        # a server with fewer neighbors than the slot (a state the explorer reached): an ack from a stranger
+        present = slot < len(s.psc_neighbors) and s.psc_neighbors[slot].present
+        name = f"PSCN{slot}" if present else "NOBODY"
         message = PSCAckMessage(SITE2, SITE2, pid if params["for_this_partition"] else ELSEWHERE,
                                 seq(params["acked"]), name)
         server.receive_psc_ack(qm, ctx, message)

@@ -27,8 +27,10 @@ from .ghost import Ghost
 class InvariantWatch:
     """The ghost and the invariant checks of one scenario run; ``violations`` holds the first of each invariant."""
 
-    def __init__(self, names: tuple[str, ...] | None = None) -> None:
+    def __init__(self, names: tuple[str, ...] | None = None, *, refine: bool = False) -> None:
         self.names = names
+        #: check every handler run against the model too (proofs/refinement: handlers_refine_model)
+        self.refine = refine
         self.world: World | None = None
         self.ghost: Ghost | None = None
         #: the step running (None before the enterprise's build begins)
@@ -49,6 +51,10 @@ class InvariantWatch:
         """Attach the ghost (``scenario_run.run``'s ``attach``: before the first event)."""
         self.world = world
         self.ghost = Ghost(world)
+        if self.refine:
+            from .refinement.check import Refinement
+
+            self.ghost.refinement = Refinement(world)
 
     def record(self, record: dict[str, Any]) -> None:
         """Read one World trace record (``scenario_run.run``'s ``trace``): steps and settles."""

@@ -30,8 +30,14 @@ MOD = 1 << BITS
 Bool = bool | z3.BoolRef
 
 
+_PLAIN = (bool, int)
+
+
 def is_concrete(*xs: Any) -> bool:
-    return all(isinstance(x, (bool, int)) for x in xs)
+    for x in xs:  # a loop, not all(...): the concrete model asks this for every comparison it makes
+        if x.__class__ is not int and x.__class__ is not bool and not isinstance(x, _PLAIN):
+            return False
+    return True
 
 
 def bv(x: Seq) -> z3.ArithRef:
@@ -104,7 +110,7 @@ def implies(a: Bool, b: Bool) -> Bool:
 
 
 def eq(a: Any, b: Any) -> Bool:
-    if is_concrete(a, b):
+    if (a.__class__ is int and b.__class__ is int) or is_concrete(a, b):
         return a == b
     if isinstance(a, (bool, z3.BoolRef)) and isinstance(b, (bool, z3.BoolRef)):
         return bl(a) == bl(b)
@@ -117,13 +123,13 @@ def ne(a: Seq, b: Seq) -> Bool:
 
 def ult(a: Seq, b: Seq) -> Bool:
     """Compare (2.2.2): ``a`` is less than ``b`` (unsigned)."""
-    if is_concrete(a, b):
+    if (a.__class__ is int and b.__class__ is int) or is_concrete(a, b):
         return a < b
     return bv(a) < bv(b)
 
 
 def ule(a: Seq, b: Seq) -> Bool:
-    if is_concrete(a, b):
+    if (a.__class__ is int and b.__class__ is int) or is_concrete(a, b):
         return a <= b
     return bv(a) <= bv(b)
 

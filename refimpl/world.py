@@ -186,7 +186,7 @@ class World:
                         "type": kind, "path": request.path_name,
                         "guid": str(request.guid) if request.guid else None})
         self._run(qm, lambda ctx: holder.append(directory_client_request(qm, ctx, request, guid)),
-                  ("client_request", request))
+                  ("client_request", request, guid))
         return holder[0]
 
     # --- running ------------------------------------------------------------------------------

@@ -36,10 +36,16 @@ from mqspec.cli.common import emit
               help="Check the obligations of these kinds only (repeatable; default: every kind).")
 @click.option("--scenarios", "scenario_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Write the counterexample scenario file of every violated obligation into DIR.")
+@click.option("--profile", type=click.Choice(["default", "soak"]), default="default", show_default=True,
+              help="The refinement campaign's seeds and run lengths (soak: longer).")
+@click.option("--no-refinement", is_flag=True,
+              help="Skip the refinement campaign (every handler run of the explorer checked against the model).")
+@click.option("--refinement-only", is_flag=True, help="Run the refinement campaign alone (no obligation).")
 def prove(mode: str, as_json: bool, jobs: int, no_bmc: bool, handlers: tuple[str, ...], kinds: tuple[str, ...],
-          scenario_dir: str | None) -> None:
+          scenario_dir: str | None, profile: str, no_refinement: bool, refinement_only: bool) -> None:
     """Prove the invariants (2.2.2 lemmas; per server: initiation, consecution per handler; the enterprise model
-    for any number of servers: initiation, consecution per transition; bounded model checking)."""
+    for any number of servers: initiation, consecution per transition; bounded model checking) and check the
+    reference against the model on the states the explorer reaches (refinement, both modes)."""
     from mqspec.proofs import obligations
     from mqspec.proofs.enterprise.assumptions import not_proved
     from mqspec.proofs.enterprise.transitions import BY_TRANSITION
@@ -50,9 +56,14 @@ def prove(mode: str, as_json: bool, jobs: int, no_bmc: bool, handlers: tuple[str
     if unknown:
         click.echo(f"mqspec: usage: unknown handler {unknown[0]!r} (known: {', '.join(known)})", err=True)
         sys.exit(2)
+    if no_refinement and refinement_only:
+        click.echo("mqspec: usage: --no-refinement and --refinement-only exclude each other", err=True)
+        sys.exit(2)
     started = time.perf_counter()
-    results = obligations.run(mode, jobs=jobs, bmc=not no_bmc, events=handlers or None,
-                              kinds=kinds or obligations.ALL_KINDS)
+    results = [] if refinement_only else obligations.run(mode, jobs=jobs, bmc=not no_bmc, events=handlers or None,
+                                                         kinds=kinds or obligations.ALL_KINDS)
+    # --handler and --kind ask for some obligations, nothing else
+    refined = [] if no_refinement or handlers or kinds else _refinement(profile, as_json, jobs)
     elapsed = time.perf_counter() - started
     if scenario_dir is not None:
         from mqspec.proofs.counterexample_scenarios import (
@@ -61,6 +72,12 @@ def prove(mode: str, as_json: bool, jobs: int, no_bmc: bool, handlers: tuple[str
             write_literal_scenario,
         )
 
+        for r in refined:
+            if r.status == "violated" and r.counterexample and r.counterexample.get("scenario"):
+                path = Path(scenario_dir) / f"refinement-{r.obligation.mode}-{r.obligation.handler}.yaml"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(r.counterexample["scenario"], encoding="utf-8")
+                r.counterexample["scenario_file"] = str(path)
         for r in results:
             if r.status != "violated" or not r.counterexample:
                 continue
@@ -69,7 +86,7 @@ def prove(mode: str, as_json: bool, jobs: int, no_bmc: bool, handlers: tuple[str
             elif r.obligation.name in LITERAL_SCENARIOS and mode == "literal":
                 r.counterexample["scenario_file"] = str(write_literal_scenario(r, Path(scenario_dir)))
     if as_json:
-        emit([r.to_json() for r in results])
+        emit([r.to_json() for r in results + refined])
     else:
         for r in results:
             note = " (vacuous)" if r.vacuous else " (trivial)" if r.trivial else ""
@@ -84,10 +101,58 @@ def prove(mode: str, as_json: bool, jobs: int, no_bmc: bool, handlers: tuple[str
         click.echo("")
         for line in table(results):
             click.echo(line)
-        click.echo(f"{mode}: {counts['proved']} proved, {counts['violated']} violated, {counts['unknown']} unknown; "
-                   f"not counted: {counts['trivial']} trivial, {counts['vacuous']} vacuous; in {elapsed:.1f} s")
-        listed = not_proved()
-        click.echo(f"assumed, not proved ({len(listed)}; see mqspec.proofs.enterprise.assumptions):")
-        for name, statement in listed:
-            click.echo(f"  {name}: {statement}")
-    sys.exit(0 if all(r.status == "proved" for r in results) else 1)
+        if results:
+            click.echo(f"{mode}: {counts['proved']} proved, {counts['violated']} violated, {counts['unknown']} "
+                       f"unknown; not counted: {counts['trivial']} trivial, {counts['vacuous']} vacuous")
+            listed = not_proved()
+            click.echo(f"assumed, not proved ({len(listed)}; see mqspec.proofs.enterprise.assumptions):")
+            for name, statement in listed:
+                click.echo(f"  {name}: {statement}")
+        if refined:
+            _print_refinement(refined)
+        click.echo(f"in {elapsed:.1f} s")
+    # a departure fails; a handler or branch the campaign never reached is a gap it prints, not a failure
+    ok = all(r.status == "proved" for r in results) and not any(r.status == "violated" for r in refined)
+    sys.exit(0 if ok else 1)
+
+
+def _refinement(profile: str, quiet: bool, jobs: int) -> list:
+    """The refinement campaign's rows in both modes (proofs/refinement/campaign.py); progress on stderr."""
+    from mqspec.proofs.refinement import all_rows
+
+    return all_rows(profile, log=None if quiet else (lambda line: click.echo(line, err=True)), jobs=jobs)
+
+
+def _print_refinement(rows: list) -> None:
+    """One line per handler and mode (status, states checked, branches reached), the departures, what is left out."""
+    from mqspec.proofs.refinement.exemptions import lines
+    from mqspec.wording import plural
+
+    click.echo("")
+    click.echo(f"{'refinement':44} {'mode':9} {'status':10} {'states':>7} {'branches':>9}")
+    for r in rows:
+        d = r.detail or {}
+        click.echo(f"{r.obligation.handler + ' ' + d.get('section', ''):44} {r.obligation.mode:9} {r.status:10} "
+                   f"{d.get('states', ''):>7} {str(d.get('branches_reached', '')) + '/' + str(d.get('branches', '')):>9}")
+    for r in rows:
+        if r.status == "violated" and r.counterexample:
+            click.echo("")
+            click.echo(r.counterexample["trace"])
+            if r.counterexample.get("scenario_file"):
+                click.echo(f"    scenario: {r.counterexample['scenario_file']}")
+        elif r.status == "incomplete":
+            missed = (r.detail or {}).get("missed", [])
+            click.echo(f"\n{r.obligation.handler}: the campaign missed {plural(len(missed), 'branch', 'branches')} "
+                       "the model covers (not checked):")
+            for b in missed:
+                click.echo(f"    {b}")
+    unreached = [r for r in rows if r.status == "unreached"]
+    if unreached:
+        click.echo("\nthe campaign never ran (not checked): " + ", ".join(
+            f"{r.obligation.handler} ({r.obligation.mode})" for r in unreached))
+    by = {s: sum(r.status == s for r in rows) for s in ("refined", "violated", "unreached", "incomplete")}
+    steps = sum((r.detail or {}).get("steps", 0) for r in rows if r.obligation.name.startswith("refinement-branches"))
+    click.echo(f"refinement: {by['refined']} refined, {by['violated']} violated, {by['unreached']} unreached, "
+               f"{by['incomplete']} incomplete, over {plural(steps, 'checked step')} in both modes")
+    for line in lines():
+        click.echo(line)

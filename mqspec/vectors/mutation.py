@@ -86,8 +86,14 @@ def _negated(test: ast.expr) -> ast.expr:
 def _sites(fn: ast.FunctionDef) -> Iterator[tuple[int, ast.AST]]:
     """Every node of the function a mutation can touch, numbered in ``ast.walk`` order."""
     for i, node in enumerate(ast.walk(fn)):
-        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.comprehension, ast.BoolOp, ast.Compare)):
+        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.comprehension, ast.BoolOp, ast.Compare, ast.Call)):
             yield i, node
+
+
+#: the operators every mutant set has; ``minmax`` (``min`` and ``max`` swapped) is asked for by name
+#: (bench/proof_mutation.py does; the handler vectors' report keeps the set it was measured with)
+EXTRA_OPERATORS = ("minmax",)
+_SWAP = {"min": "max", "max": "min"}
 
 
 def _edits(node: ast.AST) -> Iterator[tuple[str, str, str, Callable[[], None]]]:
@@ -115,6 +121,9 @@ def _edits(node: ast.AST) -> Iterator[tuple[str, str, str, Callable[[], None]]]:
             # dropped: the operand that changes nothing (True in an and, False in an or)
             yield "drop-operand", shown, "(dropped)", \
                 lambda k=k, neutral=word == "and": node.values.__setitem__(k, ast.Constant(neutral))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _SWAP:
+        other = _SWAP[node.func.id]
+        yield "minmax", _one_line(node), f"{other}(...)", lambda: setattr(node.func, "id", other)
     if isinstance(node, ast.Compare):
         for k, op in enumerate(node.ops):
             if type(op) in _SHIFT:
@@ -130,11 +139,14 @@ def _function_node(source: str, function: str) -> ast.FunctionDef:
     raise LookupError(f"no top-level function {function}")
 
 
-def _all_edits(fn: ast.FunctionDef, module: str) -> Iterator[tuple[Mutant, Callable[[], None]]]:
+def _all_edits(fn: ast.FunctionDef, module: str,
+               operators: tuple[str, ...] = OPERATORS) -> Iterator[tuple[Mutant, Callable[[], None]]]:
     """Every mutant of the parsed function with the callable that applies it to ``fn``, in site order."""
     seen: dict[str, int] = {}
     for site, node in _sites(fn):
         for operator, before, after, apply in _edits(node):
+            if operator not in operators:
+                continue
             m = Mutant(module, fn.name, operator, site, getattr(node, "lineno", fn.lineno), before, after)
             n = seen.get(m.name, 0)
             seen[m.name] = n + 1
@@ -145,10 +157,10 @@ def _module_short(function: Callable[..., Any]) -> str:
     return function.__module__.rsplit(".", 1)[-1]
 
 
-def mutants_of(function: Callable[..., Any]) -> list[Mutant]:
+def mutants_of(function: Callable[..., Any], operators: tuple[str, ...] = OPERATORS) -> list[Mutant]:
     """Every mutant of one handler, in the order of its sites."""
     source = inspect.getsource(sys.modules[function.__module__])
-    return [m for m, _ in _all_edits(_function_node(source, function.__name__), _module_short(function))]
+    return [m for m, _ in _all_edits(_function_node(source, function.__name__), _module_short(function), operators)]
 
 
 def mutant_code(function: Callable[..., Any], mutant: Mutant) -> CodeType:
@@ -157,7 +169,8 @@ def mutant_code(function: Callable[..., Any], mutant: Mutant) -> CodeType:
 
     module = sys.modules[function.__module__]
     fn = _function_node(inspect.getsource(module), function.__name__)
-    apply = next((a for m, a in _all_edits(fn, _module_short(function)) if m == mutant), None)
+    apply = next((a for m, a in _all_edits(fn, _module_short(function), (*OPERATORS, *EXTRA_OPERATORS))
+                  if m == mutant), None)
     if apply is None:
         raise LookupError(f"mutant {mutant.name} no longer applies")
     apply()

@@ -118,15 +118,18 @@ def handler_branches() -> list[Branch]:
 class Reach:
     """The handler lines that run while active (``with Reach() as r: ...``; then ``r.reached(branches)``)."""
 
-    def __init__(self) -> None:
-        self.files = {str(REFIMPL / name): name for name in HANDLER_MODULES}
+    def __init__(self, modules: tuple[str, ...] = HANDLER_MODULES) -> None:
+        self.files = {str(REFIMPL / name): name for name in modules}
         self.lines: set[tuple[str, int]] = set()
+        #: the functions of those modules that ran (the refinement campaign empties it per handler run)
+        self.called: set[str] = set()
         self._previous: Any = None
 
     def _trace(self, frame: FrameType, event: str, arg: object) -> Any:
         name = self.files.get(frame.f_code.co_filename)
         if name is None:
             return None
+        self.called.add(frame.f_code.co_name)
         lines = self.lines
 
         def local(frame: FrameType, event: str, arg: object) -> Any:

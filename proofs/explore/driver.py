@@ -53,7 +53,7 @@ class Driver:
     """A World, its ghost recorder, the inputs performed so far and the trace they produced."""
 
     def __init__(self, mode: Mode = Mode.CLARIFIED, seed: int = 0, *, ghost: bool = True,
-                 skip_idle_timers: bool = False, trace: bool = True) -> None:
+                 skip_idle_timers: bool = False, trace: bool = True, refine: bool = False) -> None:
         self.mode = mode
         self.seed = seed
         self.inputs: list[dict[str, Any]] = []
@@ -64,6 +64,12 @@ class Driver:
         self.world = World(mode=mode, seed=seed, trace=self._record if trace else None,
                            skip_idle_timers=skip_idle_timers)
         self.ghost = Ghost(self.world) if ghost else None
+        if refine and self.ghost is not None:
+            # every handler run checked against the model (proofs/refinement); its departures reach the
+            # invariant handlers_refine_model through the ghost's observations
+            from mqspec.proofs.refinement.check import Refinement
+
+            self.ghost.refinement = Refinement(self.world)
         self.last_settle_quiet = True
         self.drops: list[_Counted] = []
 

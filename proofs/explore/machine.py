@@ -218,6 +218,11 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
     #: with the same states and invariant verdicts (tests/refimpl/test_fastpath.py); a recording
     #: machine keeps every firing in its trace
     SKIP_IDLE_TIMERS: ClassVar[bool] = True
+    #: check every handler run against the model (proofs/refinement: invariant handlers_refine_model); a
+    #: machine reading some handlers literally in a clarified run (LITERAL_IN) has no model to check against.
+    #: Off unless MQSPEC_REFINE=1 (it costs about three times the run: the default test tier cannot carry it);
+    #: on in `mqspec prove`'s campaign and with bench/stateful.py --refine
+    REFINE: ClassVar[bool] = os.environ.get("MQSPEC_REFINE", "") == "1"
     #: whether the 20-minute SeqNumberHeader waits are among the rules
     LONG_WAITS: ClassVar[bool] = True
     #: at least this many steps between bursts, between 20-minute waits, between mid-run settles
@@ -278,12 +283,13 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
                                      "fixed": True} for i in range(pscs)]}
         # building is deterministic: build each enterprise once and start every run from a copy
         skip = self.SKIP_IDLE_TIMERS and not self.RECORD
-        key = (self.MODE, self.LITERAL_IN, skip, self.RECORD, pscs, tuple(bscs[:pscs]))
+        refine = self.REFINE and not self.LITERAL_IN
+        key = (self.MODE, self.LITERAL_IN, skip, self.RECORD, refine, pscs, tuple(bscs[:pscs]))
         built = _BUILT.get(key)
         fresh = built is None
         if fresh:
             # the World's trace is kept only for a recording machine (nothing else reads it)
-            built = _BUILT[key] = Driver(self.MODE, skip_idle_timers=skip, trace=self.RECORD)
+            built = _BUILT[key] = Driver(self.MODE, skip_idle_timers=skip, trace=self.RECORD, refine=refine)
             built.apply(enterprise_input(self.sites))
         self.driver = built.copy()
         # the build's handler runs ran once, when it was built: a run from a copy counts only its own
@@ -386,7 +392,8 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
     def _explain(self, name: str, inputs: list[dict[str, Any]]) -> str:
         """The failing run's inputs shrunk by delta debugging, as a scenario file."""
         try:
-            small = minimize(inputs, name, self.MODE, settle=self.FINAL_SETTLE, budget=self.EXPLAIN_SECONDS)
+            small = minimize(inputs, name, self.MODE, settle=self.FINAL_SETTLE, budget=self.EXPLAIN_SECONDS,
+                             skip_idle_timers=self.SKIP_IDLE_TIMERS)
         except ValueError:  # the violation needs this run's exact history (a copied build): keep it all
             small = inputs
         text = yaml.safe_dump(scenario_for(small, self.MODE, self.FINAL_SETTLE), sort_keys=False, width=110)
@@ -932,6 +939,11 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
     @invariant()
     def replicas_converge_at_quiescence(self) -> None:
         self._fail("replicas_converge_at_quiescence")
+
+    @precondition(lambda self: self._violated("handlers_refine_model"))
+    @invariant()
+    def handlers_refine_model(self) -> None:
+        self._fail("handlers_refine_model")
 
 
 def _update_properties(type_name: str, value: int, entry: dict[str, Any]) -> dict[str, Any]:

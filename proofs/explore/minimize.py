@@ -74,14 +74,20 @@ MAX_SETTLES = 200
 
 def violations(inputs: Inputs, mode: Mode = Mode.CLARIFIED, names: tuple[str, ...] | None = None,
                *, finish: bool = True, stop: str | None = None,
-               settle: dict[str, float] | None = None) -> dict[str, list[str]]:
+               settle: dict[str, float] | None = None, refine: bool | None = None,
+               skip_idle_timers: bool = False) -> dict[str, list[str]]:
     """Replay ``inputs`` (then the finishing settle), checking invariants after each; the first failures.
 
     Returns {invariant: violations} of the first input after which any named invariant (all by
     default) failed, or {} when none did; with ``stop`` only that invariant is looked for.
+    ``refine``: check every handler run against the model (handlers_refine_model); by default when
+    that invariant is looked for. ``skip_idle_timers``: the World's fast path, as the run had it (the
+    runs it skips are not checked against the model).
     """
     wanted = names if stop is None else (stop,)
-    driver = Driver(mode)
+    if refine is None:
+        refine = wanted is None or "handlers_refine_model" in wanted
+    driver = Driver(mode, refine=refine, skip_idle_timers=skip_idle_timers)
     found: dict[str, list[str]] = {}
 
     def check(inp: dict[str, Any], first: bool = False) -> None:
@@ -114,7 +120,7 @@ def _quiescent(driver: Driver, inp: dict[str, Any]) -> bool:
 def minimize(inputs: Inputs, invariant: str, mode: Mode = Mode.CLARIFIED,
              log: Callable[[str], None] | None = None, *, settle: dict[str, float] | None = None,
              budget: float | None = None, should_stop: Callable[[], bool] | None = None,
-             like: str | None = None) -> Inputs:
+             like: str | None = None, skip_idle_timers: bool = False) -> Inputs:
     """The smallest inputs (by ddmin, then simplification) that still violate ``invariant``.
 
     ``like``: one violation text of the original failure; a candidate then counts only when one of
@@ -131,7 +137,8 @@ def minimize(inputs: Inputs, invariant: str, mode: Mode = Mode.CLARIFIED,
             return False
         if should_stop is not None and should_stop():
             return False
-        found = violations(candidate, mode, stop=invariant, settle=settle).get(invariant)
+        found = violations(candidate, mode, stop=invariant, settle=settle,
+                           skip_idle_timers=skip_idle_timers).get(invariant)
         return bool(found) and (like is None or any(_shape(p) == _shape(like) for p in found))
 
     if not fails(inputs):

@@ -1,0 +1,87 @@
+"""The refinement check (proofs/refinement): every handler run of a World against the model's transition.
+
+Cheap runs only (a few scenario files, a second or two each): the campaign itself runs in
+`mqspec prove` and in the slow tier (tests/proofs/test_refinement_campaign.py).
+"""
+
+from importlib import resources
+
+import pytest
+from mqspec.proofs.refinement import check, exemptions
+from mqspec.proofs.scenario_watch import InvariantWatch
+from mqspec.refimpl import mqdsrp_objects
+from mqspec.refimpl import scenario_run
+from mqspec.refimpl.effects import Mode
+from mqspec.refimpl.scenario import load
+from mqspec.vectors import mutation as vm
+
+PURGE_SCENARIO = ("mqspec.proofs.refinement.scenarios", "purge-waits-for-the-slowest-psc.yaml")
+
+
+def _run(package, name, mode=Mode.CLARIFIED):
+    """Run one scenario file with the refinement check on: (the run, the watch, the check)."""
+    watch = InvariantWatch(names=("handlers_refine_model",), refine=True)
+    result = scenario_run.run(load(resources.files(package) / name), mode=mode, trace=watch.record,
+                              attach=watch.attach, skip_idle_timers=True)
+    watch.finish()
+    return result, watch, watch.ghost.refinement
+
+
+@pytest.mark.parametrize("mode,package,name", [
+    (Mode.CLARIFIED, "mqspec.scenarios", "4.2-adding-a-bsc.yaml"),
+    (Mode.CLARIFIED, "mqspec.scenarios", "4.4-deleting-a-queue.yaml"),
+    (Mode.LITERAL, "mqspec.scenarios.counterexamples", "e264-lost-full-sync-reply-is-never-asked-again.yaml")])
+def test_a_scenario_refines_the_model(mode, package, name):
+    """Every handler run of a scenario does what the model's transition does (literal mode: a short one)."""
+    result, watch, refinement = _run(package, name, mode)
+    assert mode is Mode.LITERAL or not result.failures  # the literal reading may miss an expectation
+    assert watch.violations == []
+    # the check ran on the handlers the scenario exercises (not on nothing)
+    assert {"initialization", "directory_client_request", "receive_sync_request", "receive_sync_reply"} \
+        <= set(refinement.checked)
+
+
+def test_the_campaigns_purge_scenario_reaches_an_authority_waiting_for_its_slowest_psc():
+    """The campaign's own scenario keeps the tombstone for the unacknowledged PSC, purges after, and refines."""
+    result, watch, refinement = _run(*PURGE_SCENARIO)
+    assert not result.failures
+    assert watch.violations == []
+    assert refinement.checked["receive_psc_ack"] > 0
+
+
+def _mutant(fn, before, after):
+    """The engine's mutant of ``fn`` whose code reads ``before`` and ``after`` (bench/proof_mutation.py's)."""
+    every = vm.mutants_of(fn, (*vm.OPERATORS, *vm.EXTRA_OPERATORS))
+    found = [m for m in every if before in m.name and after in m.name]
+    assert len(found) == 1, [m.name for m in found]
+    return vm.mutant_code(fn, found[0])
+
+
+def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
+    """Purge Deleted Objects taking the largest PSC ack (min swapped for max) is a departure naming the handler."""
+    code = _mutant(mqdsrp_objects.purge_deleted_objects, "min(acks)", "max(")
+    with vm.installed(mqdsrp_objects.purge_deleted_objects, code):
+        _, watch, _ = _run(*PURGE_SCENARIO)
+    assert [v["invariant"] for v in watch.violations] == ["handlers_refine_model"]
+    text = "\n".join(watch.violations[0]["problems"])
+    assert "departs from the model" in text
+    assert "directory_client_request (3.1.7.1)" in text  # the event's handler, which raised the purge
+
+
+def test_differences_name_each_field_that_differs():
+    """A field-level diff names the path of each differing field with the model's and the reference's value."""
+    model = {"partitions": [{"last": 3, "purged": 0}], "names": {"authority": "PSC1"}}
+    reference = {"partitions": [{"last": 4, "purged": 0}], "names": {"authority": "PSC2"}, "extra": 1}
+    assert check.differences(model, reference) == [
+        "partitions[0].last: model 3, reference 4",
+        "names.authority: model 'PSC1', reference 'PSC2'",
+        "extra: model '(none)', reference 1",
+    ]
+
+
+def test_every_exemption_prove_prints_gives_its_reason():
+    """The one list of what the check leaves out: each line prove prints names what, where and why."""
+    lines = exemptions.lines()
+    assert len(lines) == len(exemptions.EXEMPTIONS) > 0
+    for e, line in zip(exemptions.EXEMPTIONS, lines):
+        assert e.reason and e.where and e.what in line and e.reason in line
