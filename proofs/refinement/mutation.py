@@ -1,0 +1,172 @@
+"""Mutation testing of the proofs: does `mqspec prove` fail when a handler of the reference is wrong?
+
+Every function of the handler modules (MC-MQDSRP: refimpl/mqdsrp_*.py and the MQDS server of
+refimpl/mqds.py; MS-MQSD: refimpl/mqsd_server.py, mqsd_client.py; MS-MQCN: refimpl/mqcn_server.py,
+mqcn_dmpr.py) is mutated one change at a time as :mod:`mqspec.vectors.mutation` mutates handlers
+for the vectors (a condition negated, an operand of ``and``/``or`` negated or dropped, a branch
+dropped, an ordering comparison shifted by one) and, here too, ``min`` and ``max`` swapped. Each
+mutant is installed in place of the function (every caller runs it) and the rows of `mqspec prove`
+that run reference code are computed with it:
+
+* ``refinement``: the campaign of the mutated document (:mod:`mqspec.proofs.refinement.campaign`
+  for MC-MQDSRP, :mod:`~mqspec.proofs.refinement.mqsd`, :mod:`~mqspec.proofs.refinement.mqcn`),
+  both modes, stopping at the first departure; a row ``violated`` (a departure) makes `mqspec prove`
+  exit 1 (a handler or branch no longer reached is a gap prove prints, not a failure);
+* ``bounded``: bounded model checking on the simulator (:mod:`mqspec.proofs.bmc`), for the
+  MC-MQDSRP mutants the campaign did not catch;
+* ``per-server`` and ``enterprise`` (the Z3 obligations) read no reference code (their modules import
+  nothing from refimpl), so no mutant changes them: they are not run per mutant.
+
+A mutant the rows do not catch is a survivor, unless ``equivalent_mutants.yaml`` (beside this
+module) names it and says why it behaves as the reference on every state a conforming enterprise
+reaches.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from importlib import resources
+from typing import Any
+
+import attrs
+import yaml
+
+from mqspec.vectors import mutation as vm
+
+OPERATORS = (*vm.OPERATORS, *vm.EXTRA_OPERATORS)
+#: document -> the refimpl modules of its handlers
+DOCUMENTS: dict[str, tuple[str, ...]] = {
+    "MC-MQDSRP": ("mqdsrp_common", "mqdsrp_objects", "mqdsrp_server", "mqdsrp_client", "mqds"),
+    "MS-MQSD": ("mqsd_server", "mqsd_client"),
+    "MS-MQCN": ("mqcn_server", "mqcn_dmpr"),
+}
+#: seconds a mutant's rows may take before it counts as a timeout (`mqspec prove` would not finish)
+TIMEOUT = 1800.0
+
+
+def functions(document: str) -> list[Callable[..., Any]]:
+    """The functions of ``document``'s handler modules that the campaign covers, in module order."""
+    from . import mqcn, mqsd
+
+    only = {"MS-MQSD": mqsd.FUNCTIONS, "MS-MQCN": mqcn.FUNCTIONS}.get(document)
+    out = []
+    for name in DOCUMENTS[document]:
+        module = importlib.import_module(f"mqspec.refimpl.{name}")
+        for fname, fn in inspect.getmembers(module, inspect.isfunction):
+            if fn.__module__ == module.__name__ and (only is None or fname in only):
+                out.append(fn)
+    return sorted(out, key=lambda f: (f.__module__, f.__code__.co_firstlineno))
+
+
+def mutants(document: str) -> Iterator[tuple[Callable[..., Any], vm.Mutant]]:
+    for fn in functions(document):
+        for mutant in vm.mutants_of(fn, OPERATORS):
+            yield fn, mutant
+
+
+@attrs.frozen
+class Outcome:
+    document: str
+    mutant: str
+    line: int
+    status: str  # caught | equivalent | survived | timeout
+    caught_by: tuple[str, ...] = ()  # the row kinds that failed: refinement, bounded
+    rows: tuple[str, ...] = ()  # the failing rows (name, mode, status)
+    reason: str | None = None  # why it is equivalent
+    seconds: float = 0.0
+
+
+def equivalent_mutants() -> dict[str, str]:
+    """The committed list: mutant name -> why it behaves as the reference on every reachable state."""
+    text = (resources.files("mqspec.proofs.refinement") / "equivalent_mutants.yaml").read_text(encoding="utf-8")
+    return {e["mutant"]: textwrap.dedent(e["reason"]).strip() for e in (yaml.safe_load(text) or [])}
+
+
+def refinement_rows(document: str, profile: str = "default") -> list[Any]:
+    """The campaign rows of ``document`` in both modes, stopping at the first departure."""
+    from . import campaign, mqcn, mqsd
+    from mqspec.proofs.explore import machine as em
+
+    rows: list[Any] = []
+    if document == "MC-MQDSRP":
+        em._BUILT.clear()  # built enterprises are cached per machine class: a mutant must build its own
+        return campaign.rows(profile, stop_at_first=True, shrink=False)
+    runner = {"MS-MQSD": mqsd, "MS-MQCN": mqcn}[document]
+    lines: set[tuple[str, int]] = set()
+    for mode in ("clarified", "literal"):
+        found, reached = runner.run(mode, profile, stop_at_first=True)
+        rows += found
+        lines |= reached
+        if any(r.status == "violated" for r in found):
+            return rows
+    rows.append(runner.branch_row(lines, 0))
+    return rows
+
+
+def bounded_rows() -> list[Any]:
+    from mqspec.proofs import bmc
+
+    return [r for mode in ("clarified", "literal") for r in bmc.run(mode)]
+
+
+def judge(document: str, fn: Callable[..., Any], mutant: vm.Mutant, equivalent: dict[str, str],
+          profile: str = "default", bounded: bool = True) -> Outcome:
+    """Run ``mutant`` of ``fn`` through the rows of `mqspec prove` that read reference code."""
+    started = time.monotonic()
+    code = vm.mutant_code(fn, mutant)
+    failing: list[str] = []
+    kinds: list[str] = []
+    try:
+        with vm.installed(fn, code), vm.time_limit(TIMEOUT):
+            # what makes `mqspec prove` exit 1: a departure (unreached handlers and branches are printed gaps)
+            bad = [r for r in refinement_rows(document, profile) if r.status == "violated"]
+            if bad:
+                kinds.append("refinement")
+                failing += [f"{r.obligation.name} ({r.obligation.mode}): {r.status}" for r in bad]
+            elif bounded and document == "MC-MQDSRP":
+                bad = [r for r in bounded_rows() if r.status != "proved"]
+                if bad:
+                    kinds.append("bounded")
+                    failing += [f"{r.obligation.name} ({r.obligation.mode}): {r.status}" for r in bad]
+    except vm.MutantTimeout:
+        return Outcome(document, mutant.name, mutant.line, "timeout", seconds=time.monotonic() - started)
+    except Exception as exc:  # noqa: BLE001 - a mutant that makes prove itself fail is caught too
+        kinds.append("refinement")
+        failing.append(f"prove fails: {type(exc).__name__}: {str(exc)[:200]}")
+    seconds = time.monotonic() - started
+    if kinds:
+        return Outcome(document, mutant.name, mutant.line, "caught", tuple(kinds), tuple(failing[:5]), seconds=seconds)
+    if mutant.name in equivalent:
+        return Outcome(document, mutant.name, mutant.line, "equivalent", reason=equivalent[mutant.name],
+                       seconds=seconds)
+    return Outcome(document, mutant.name, mutant.line, "survived", seconds=seconds)
+
+
+def report(outcomes: list[Outcome], listed: dict[str, str]) -> dict[str, Any]:
+    """The JSON report: counts, caught per row kind, survivors, equivalents with their reasons, stale entries."""
+    caught = [o for o in outcomes if o.status == "caught"]
+    names = {o.mutant for o in outcomes}
+    return {
+        "mutants": len(outcomes),
+        "caught": len(caught),
+        "caught_by": {kind: sum(kind in o.caught_by for o in caught)
+                      for kind in ("refinement", "bounded", "per-server", "enterprise")},
+        "not_run_per_mutant": {"per-server": "the Z3 obligations import nothing from refimpl: no mutant changes them",
+                               "enterprise": "the enterprise obligations import nothing from refimpl"},
+        "equivalent": sum(o.status == "equivalent" for o in outcomes),
+        "survived": sum(o.status == "survived" for o in outcomes),
+        "timeouts": sum(o.status == "timeout" for o in outcomes),
+        "by_document": {d: {s: sum(o.document == d and o.status == s for o in outcomes)
+                            for s in ("caught", "equivalent", "survived", "timeout")} for d in DOCUMENTS},
+        "survivors": [{"mutant": o.mutant, "line": o.line, "equivalent": False} for o in outcomes
+                      if o.status == "survived"],
+        "equivalents": [{"mutant": o.mutant, "line": o.line, "equivalent": True, "reason": o.reason}
+                        for o in outcomes if o.status == "equivalent"],
+        "stale_equivalents": sorted(n for n in listed if n not in names
+                                    or any(o.mutant == n and o.status == "caught" for o in outcomes)),
+        "caught_rows": [{"mutant": o.mutant, "by": list(o.caught_by), "rows": list(o.rows)} for o in caught],
+    }
