@@ -2,6 +2,7 @@
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -17,14 +18,13 @@ settings.load_profile(os.environ.get("MQSPEC_HYPOTHESIS_PROFILE", "ci"))
 CHEAP = {"spark"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the tests' ids
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``make test`` runs two workers, one a core), the tests that share a session fixture of
     this suite run on one worker: the fixture (a Spark session and its campaigns, the docs' browser, a prove run)
     is then built once, not once a worker. The group is the folder whose conftest defines the fixture."""
     if not config.pluginmanager.hasplugin("xdist"):
         return
-    import pytest
-
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         groups = sorted({d.baseid for name, defs in (info.name2fixturedefs.items() if info else ())
