@@ -46,7 +46,7 @@ from mqspec.refimpl.mqcn_state import (
 )
 
 from .campaign import Tally, Tracer
-from .mqsd import _rows, _tally
+from .mqsd import _compare, _rows, _tally
 
 P = {name: pdef.propid for name, pdef in PROPIDS.items()}
 MODULES = ("mqcn_server.py", "mqcn_dmpr.py")
@@ -232,13 +232,7 @@ def _check(qm: QueueManager, event: tuple[Any, ...], directory: MappingDirectory
         name = "batch_timer_expired"
         server.batch_timer_expired(qm, ctx, directory)
     want, out = model.step(pre, event, qm.options, directory, clarified, now)
-    after = state_of(qm)
-    problems = [f"{k}: model {want.get(k)!r}, reference {after.get(k)!r}"
-                for k in sorted(set(want) | set(after)) if want.get(k) != after.get(k)]
-    got = emitted(ctx.effects)
-    if out != got:
-        problems.append(f"emitted: model {out!r}, reference {got!r}")
-    return name, problems
+    return name, _compare(want, state_of(qm), out, emitted(ctx.effects))
 
 
 def run(mode: str, profile: str = "default", *, stop_at_first: bool = False) -> tuple[list[Any], set[tuple[str, int]]]:
