@@ -21,13 +21,30 @@ CHEAP = {"spark"}
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the tests' ids
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (``make test`` runs two workers, one a core), the tests that share a session fixture of
-    this suite run on one worker: the fixture (a Spark session and its campaigns, the docs' browser, a prove run)
-    is then built once, not once a worker. The group is the folder whose conftest defines the fixture."""
+    this suite run on one worker: the fixture (a Spark campaign, the docs' browser, a prove run) is then built once,
+    not once a worker. A group is one connected set of such fixtures (two fixtures one test uses are one group),
+    so that tests of unrelated fixtures (the prove runs, the literal campaign, the clarified one) run side by side."""
     if not config.pluginmanager.hasplugin("xdist"):
         return
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    uses = {}
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
-        groups = sorted({d.baseid for name, defs in (info.name2fixturedefs.items() if info else ())
-                         for d in defs if d.scope == "session" and d.baseid and name not in CHEAP})
-        if groups:
-            item.add_marker(pytest.mark.xdist_group(groups[0]))
+        keys = sorted({f"{d.baseid}::{name}" for name, defs in (info.name2fixturedefs.items() if info else ())
+                       for d in defs if d.scope == "session" and d.baseid and name not in CHEAP})
+        for key in keys:
+            parent[root(key)] = root(keys[0])
+        uses[item] = keys
+    # a group is named by its smallest fixture, whatever the order the tests were collected in
+    names: dict[str, str] = {}
+    for key in sorted(parent):
+        names.setdefault(root(key), key)
+    for item, keys in uses.items():
+        if keys:
+            item.add_marker(pytest.mark.xdist_group(names[root(keys[0])]))
