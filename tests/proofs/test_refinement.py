@@ -9,13 +9,15 @@ from importlib import resources
 import pytest
 from mqspec.proofs.refinement import check, exemptions
 from mqspec.proofs.scenario_watch import InvariantWatch
-from mqspec.refimpl import mqdsrp_objects
+from mqspec.refimpl import mqdsrp_objects, mqdsrp_server
 from mqspec.refimpl import scenario_run
 from mqspec.refimpl.effects import Mode
 from mqspec.refimpl.scenario import load
 from mqspec.vectors import mutation as vm
 
 PURGE_SCENARIO = ("mqspec.proofs.refinement.scenarios", "purge-waits-for-the-slowest-psc.yaml")
+SYNC_AT_PURGE_POINT = ("mqspec.proofs.refinement.scenarios", "sync-from-the-purge-point.yaml")
+BSC_CHANGE_REQUEST = ("mqspec.proofs.refinement.scenarios", "bsc-forwards-a-change-request-for-its-site.yaml")
 
 
 def _run(package, name, mode=Mode.CLARIFIED):
@@ -66,6 +68,25 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
     text = "\n".join(watch.violations[0]["problems"])
     assert "departs from the model" in text
     assert "directory_client_request (3.1.7.1)" in text  # the event's handler, which raised the purge
+
+
+@pytest.mark.parametrize("scenario,handler,before,after,section", [
+    # the issue's two mutants the campaign's random runs never told apart from the reference
+    (SYNC_AT_PURGE_POINT, mqdsrp_server.receive_sync_request, "shift: from_seq < partition.purged_seq_number", "<=",
+     "receive_sync_request (3.2.7.3)"),
+    (BSC_CHANGE_REQUEST, mqdsrp_server._my_partition_for_request, "drop-operand: qm.is_psc", "(dropped)",
+     "receive_change_request (3.2.7.2)"),
+], ids=["already-purged-guard-off-by-one", "bsc-applies-change-requests-for-its-site"])
+def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario, handler, before, after, section):
+    """The campaign's scenario refines the model with its expectations met, and the one-line mutant of the guard it
+    reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC) departs from
+    the model, naming the handler."""
+    result, watch, _ = _run(*scenario)
+    assert not result.failures and watch.violations == []
+    with vm.installed(handler, _mutant(handler, before, after)):
+        _, watch, _ = _run(*scenario)
+    assert [v["invariant"] for v in watch.violations] == ["handlers_refine_model"]
+    assert section in "\n".join(watch.violations[0]["problems"])
 
 
 def test_differences_name_each_field_that_differs():
