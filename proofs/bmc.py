@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Iterable
+from concurrent.futures import Executor
 from typing import Any
 
 from mqspec.refimpl.effects import Mode
@@ -34,6 +35,8 @@ from mqspec.refimpl.mqdsrp_state import PEC_PARTITION_ID
 from mqspec.refimpl.scenario import parse
 from mqspec.refimpl.scenario_run import run as run_scenario
 from mqspec.refimpl.world import World, convergence_problems
+
+from .pool import pool_map
 
 PROPERTIES: tuple[str, ...] = (
     "no_lingering_deleted_objects_at_quiescence",
@@ -191,8 +194,9 @@ def obligation(prop: str, mode: str) -> Any:
     return Obligation(obligation_name(prop, "bmc"), prop, "bmc", mode, "bounded", FAMILY[prop], str(SERVERS))
 
 
-def run(mode: str, depth: int | None = None, jobs: int = 2) -> list[Any]:
-    """One result per property: proved within the bound, or violated by the first (shortest) schedule."""
+def run(mode: str, depth: int | None = None, jobs: int = 2, pool: Executor | None = None) -> list[Any]:
+    """One result per property: proved within the bound, or violated by the first (shortest) schedule; the
+    schedules run in ``pool``, or in a pool of ``jobs`` processes."""
     from .obligations import Result
 
     depth = DEPTH if depth is None else depth
@@ -200,14 +204,7 @@ def run(mode: str, depth: int | None = None, jobs: int = 2) -> list[Any]:
     all_schedules = schedules(depth if mode == "clarified" else 1)
     started = time.perf_counter()
     first: dict[str, tuple[tuple[str, ...], list[str]]] = {}
-    if jobs > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            outcomes = list(pool.map(_job, [(s, mode) for s in all_schedules], chunksize=8))
-    else:
-        outcomes = [_job((s, mode)) for s in all_schedules]
+    outcomes = pool_map(_job, [(s, mode) for s in all_schedules], pool=pool, jobs=jobs, chunksize=8)
     for schedule, problems in outcomes:
         for prop, found in problems.items():
             if found and prop not in first:

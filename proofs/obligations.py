@@ -18,10 +18,11 @@ replication state starts there again), and the bounded model checking of several
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable
+from concurrent.futures import Executor
 from typing import Any
 
 import attrs
@@ -31,6 +32,7 @@ from . import z3_events as ev
 from . import z3_invariants as zi
 from . import z3_seqnum
 from .accounting import counts, havoc, holds_from, satisfiable
+from .pool import processes
 from .z3_model import (
     DELETION_SLOTS,
     ERRATA,
@@ -313,13 +315,19 @@ def _result_from_json(data: dict[str, Any]) -> Result:
 #: the per-server transitions that take longest: first in the pool, one task per invariant (a literal violation of
 #: Receive Sync Reply takes minutes, the rest of the event seconds), so that the workers end together
 _HEAVY_EVENTS = ("receive_sync_reply", "handle_directory_change", "check_pending_changes", "complete_sync0_state")
+#: the enterprise transitions that take longest (literal Receive Sync Reply: a minute and a half for one invariant):
+#: the first task of the pool
+_HEAVY_TRANSITIONS = ("receive_sync_reply",)
 ALL_KINDS = ("lemma", "initiation", "consecution", "enterprise-initiation", "enterprise-consecution", "bounded")
 
 
 def run(mode: str, *, jobs: int | None = None, timeout_ms: int = TIMEOUT_MS, bmc: bool = True,
-        kinds: tuple[str, ...] = ALL_KINDS, events: Iterable[str] | None = None) -> list[Result]:
+        kinds: tuple[str, ...] = ALL_KINDS, events: Iterable[str] | None = None,
+        pool: Executor | None = None, then: Callable[[Executor | None], None] | None = None) -> list[Result]:
     """Check every obligation of ``mode`` of the ``kinds`` asked (consecution only for the handlers ``events``
-    names, per server and in the enterprise model), in a pool of ``jobs`` processes."""
+    names, per server and in the enterprise model), in ``pool`` (`mqspec prove`'s) or in a pool of ``jobs``
+    processes. ``then`` is given the pool once the longest obligations are queued: work that shares it (the
+    refinement campaign) goes in between them and the rest, so that every process ends at about the same time."""
     from .enterprise import check as enterprise
     from .enterprise import invariants as enterprise_invariants
 
@@ -337,19 +345,22 @@ def run(mode: str, *, jobs: int | None = None, timeout_ms: int = TIMEOUT_MS, bmc
                   for inv in zi.INVARIANTS if inv.checked_by(e)]
         tasks += [("event", e, mode, timeout_ms, "") for e in chosen if e not in _HEAVY_EVENTS]
     if "enterprise-consecution" in kinds:
-        tasks += [("transition", t.name, mode, timeout_ms, "") for t in enterprise.TRANSITIONS
-                  if wanted is None or t.name in wanted]
+        transitions = [t.name for t in enterprise.TRANSITIONS if wanted is None or t.name in wanted]
+        tasks[:0] = [("transition", t, mode, timeout_ms, "") for t in transitions if t in _HEAVY_TRANSITIONS]
+        tasks += [("transition", t, mode, timeout_ms, "") for t in transitions if t not in _HEAVY_TRANSITIONS]
         tasks += [("trivial", inv.name, mode, timeout_ms, "") for inv in enterprise_invariants.INVARIANTS]
     if "enterprise-initiation" in kinds:
         tasks.append(("enterprise-initiation", "", mode, timeout_ms, ""))
     jobs = jobs or min(2, os.cpu_count() or 1)
-    if jobs > 1 and len(tasks) > 1:
-        import multiprocessing
-
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            outcomes = list(pool.map(_job, tasks))
-    else:
-        outcomes = [_job(t) for t in tasks]
+    # the heavy tasks (above) before ``then``'s work, the rest after it
+    heavy = sum(t[0] == "transition" and t[1] in _HEAVY_TRANSITIONS or t[0] == "event" and t[1] in _HEAVY_EVENTS
+                for t in tasks)
+    with processes(jobs) if pool is None else contextlib.nullcontext(pool) as workers:
+        first = [workers.submit(_job, t) for t in tasks[:heavy]] if workers else [_job(t) for t in tasks[:heavy]]
+        if then is not None:
+            then(workers)
+        rest = [workers.submit(_job, t) for t in tasks[heavy:]] if workers else [_job(t) for t in tasks[heavy:]]
+        outcomes = [f.result() for f in first + rest] if workers else first + rest
     done: dict[tuple[str, str], Any] = {}
     for t, outcome in zip(tasks, outcomes, strict=True):
         if t[0] == "event":
@@ -371,7 +382,7 @@ def run(mode: str, *, jobs: int | None = None, timeout_ms: int = TIMEOUT_MS, bmc
     if "bounded" in kinds and bmc:
         from . import bmc as bmc_module
 
-        results += bmc_module.run(mode)
+        results += bmc_module.run(mode, pool=pool)
     return results
 
 

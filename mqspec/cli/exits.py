@@ -62,7 +62,8 @@ BY_COMMAND: dict[str, dict[int, str]] = {
                        5: "the executors cannot run this mqspec", 6: "a Spark job failed"},
     "pipeline pack-env": {0: "the archive was written", 2: "a distribution missing here, or an unwritable output"},
     "pipeline report": {0: "written", 2: "bad options, or a folder without pipeline output"},
-    "prove": {0: "every obligation proved", 1: "an obligation violated or unknown", 2: "an unknown handler"},
+    "prove": {0: "every obligation proved, no handler departing from the model",
+              1: "an obligation violated or unknown, or a handler run departing from the model", 2: "an unknown handler"},
 }
 
 CODES = tuple(MEANING)

@@ -46,7 +46,8 @@ def prove(mode: str, as_json: bool, jobs: int, no_bmc: bool, handlers: tuple[str
     """Prove the invariants (2.2.2 lemmas; per server: initiation, consecution per handler; the enterprise model
     for any number of servers: initiation, consecution per transition; bounded model checking) and check the
     reference against the model on the states the explorer reaches (refinement, both modes)."""
-    from mqspec.proofs import obligations
+    from mqspec.proofs import obligations, refinement
+    from mqspec.proofs.pool import processes
     from mqspec.proofs.enterprise.assumptions import not_proved
     from mqspec.proofs.enterprise.transitions import BY_TRANSITION
     from mqspec.proofs.z3_events import EVENTS_BY_NAME
@@ -60,10 +61,24 @@ def prove(mode: str, as_json: bool, jobs: int, no_bmc: bool, handlers: tuple[str
         click.echo("mqspec: usage: --no-refinement and --refinement-only exclude each other", err=True)
         sys.exit(2)
     started = time.perf_counter()
-    results = [] if refinement_only else obligations.run(mode, jobs=jobs, bmc=not no_bmc, events=handlers or None,
-                                                         kinds=kinds or obligations.ALL_KINDS)
-    # --handler and --kind ask for some obligations, nothing else
-    refined = [] if no_refinement or handlers or kinds else _refinement(profile, as_json, jobs)
+    # one pool for everything: the longest obligations first, then the campaign's runs, then the other
+    # obligations around them, so that both processes are busy until the end
+    refining: list = []
+
+    def campaign(pool) -> None:
+        # --handler and --kind ask for some obligations, nothing else
+        if not (no_refinement or handlers or kinds):
+            refining.append(refinement.start(pool, profile, log=None if as_json else
+                                             (lambda line: click.echo(line, err=True))))
+
+    with processes(jobs) as pool:
+        if refinement_only:
+            results = []
+            campaign(pool)
+        else:
+            results = obligations.run(mode, jobs=jobs, bmc=not no_bmc, events=handlers or None,
+                                      kinds=kinds or obligations.ALL_KINDS, pool=pool, then=campaign)
+        refined = refining[0]() if refining else []
     elapsed = time.perf_counter() - started
     if scenario_dir is not None:
         from mqspec.proofs.counterexample_scenarios import (
@@ -114,13 +129,6 @@ def prove(mode: str, as_json: bool, jobs: int, no_bmc: bool, handlers: tuple[str
     # a departure fails; a handler or branch the campaign never reached is a gap it prints, not a failure
     ok = all(r.status == "proved" for r in results) and not any(r.status == "violated" for r in refined)
     sys.exit(0 if ok else 1)
-
-
-def _refinement(profile: str, quiet: bool, jobs: int) -> list:
-    """The refinement campaign's rows in both modes (proofs/refinement/campaign.py); progress on stderr."""
-    from mqspec.proofs.refinement import all_rows
-
-    return all_rows(profile, log=None if quiet else (lambda line: click.echo(line, err=True)), jobs=jobs)
 
 
 def _print_refinement(rows: list) -> None:

@@ -7,22 +7,58 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import Any
+
+from mqspec.proofs.pool import processes
+
+#: the campaign's runs, one process each: (document, mode); the MC-MQDSRP ones, the longest, first
+UNITS = tuple((document, mode) for document in ("MC-MQDSRP", "MS-MQSD", "MS-MQCN") for mode in ("clarified", "literal"))
+
+
+def start(pool: Executor | None, profile: str = "default", *, log: Any = None) -> Callable[[], list[Any]]:
+    """Start the refinement rows of `mqspec prove` in ``pool`` (the one the obligations use, so that the
+    campaign and the obligations share its processes): every handler and mode of the three documents, and each
+    document's branch row. The result is a function that waits for them; with no pool, it runs them then."""
+    units = [(document, mode, profile, log is not None) for document, mode in UNITS]
+    if pool is None:
+        return lambda: _assemble(units, [_run_unit(u, log) for u in units])
+    futures = [pool.submit(_run_unit, u) for u in units]
+    return lambda: _assemble(units, [f.result() for f in futures])
 
 
 def all_rows(profile: str = "default", *, log: Any = None, jobs: int = 2) -> list[Any]:
-    """The refinement rows of `mqspec prove`: every handler and mode of the three documents, and each
-    document's branch row."""
+    """The refinement rows of `mqspec prove` (:func:`start`), in a pool of ``jobs`` processes."""
+    with processes(jobs) as pool:
+        return start(pool, profile, log=log)()
+
+
+def _run_unit(unit: tuple[str, str, str, bool], log: Any = None) -> tuple[list[Any], set[tuple[str, int]]]:
+    """One document's campaign in one mode: its rows and the handler lines it reached. In a pool's process,
+    progress lines go to stderr (the parent's log cannot cross the process boundary)."""
     from . import campaign, mqcn, mqsd
 
-    rows = campaign.rows(profile, log=log, jobs=jobs)
-    for runner in (mqsd, mqcn):
+    document, mode, profile, progress = unit
+    if document == "MC-MQDSRP":
+        return campaign.run(mode, profile, log=log or (campaign.progress_to_stderr if progress else None))
+    return (mqsd if document == "MS-MQSD" else mqcn).run(mode, profile)
+
+
+def _assemble(units: list[tuple[str, str, str, bool]], outcomes: list[tuple[list[Any], set[tuple[str, int]]]]) -> list[Any]:
+    """The rows of every unit, each document's followed by its branch row (over the lines of both modes)."""
+    from . import campaign, mqcn, mqsd
+
+    branch_rows = {"MC-MQDSRP": lambda lines, steps: campaign.branch_row("MC-MQDSRP", campaign.MODULES, lines, steps),
+                   "MS-MQSD": mqsd.branch_row, "MS-MQCN": mqcn.branch_row}
+    rows: list[Any] = []
+    for document, row in branch_rows.items():
         lines: set[tuple[str, int]] = set()
         steps = 0
-        for mode in ("clarified", "literal"):
-            found, reached = runner.run(mode, profile)
-            rows += found
-            lines |= reached
-            steps += max((r.detail or {}).get("steps", 0) for r in found)
-        rows.append(runner.branch_row(lines, steps))
+        for (unit_document, *_), (found, reached) in zip(units, outcomes, strict=True):
+            if unit_document == document:
+                rows += found
+                lines |= reached
+                steps += max((r.detail or {}).get("steps", 0) for r in found)
+        rows.append(row(lines, steps))
     return rows

@@ -37,6 +37,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from mqspec.proofs.explore import branches as br
 from mqspec.proofs.explore import machine as em
+from mqspec.proofs.pool import pool_map
 from mqspec.refimpl.effects import Mode
 from mqspec.wording import plural
 
@@ -262,14 +263,9 @@ def rows(profile: str = "default", *, stop_at_first: bool = False, shrink: bool 
          jobs: int = 2) -> list[Any]:
     """Every MC-MQDSRP refinement row: the campaign in both modes (in ``jobs`` processes) and the branch row."""
     modes = ("clarified", "literal")
-    if jobs > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(min(jobs, len(modes)), mp_context=multiprocessing.get_context("fork")) as pool:
-            parts = list(pool.map(_run_mode, [(m, profile, stop_at_first, shrink, log is not None) for m in modes]))
-    else:
-        parts = [run(m, profile, stop_at_first=stop_at_first, shrink=shrink, log=log) for m in modes]
+    parts = pool_map(_run_mode, [(m, profile, stop_at_first, shrink, log is not None) for m in modes],
+                     jobs=min(jobs, len(modes))) \
+        if jobs > 1 else [run(m, profile, stop_at_first=stop_at_first, shrink=shrink, log=log) for m in modes]
     out: list[Any] = []
     lines: set[tuple[str, int]] = set()
     steps = 0
@@ -283,10 +279,10 @@ def rows(profile: str = "default", *, stop_at_first: bool = False, shrink: bool 
 
 def _run_mode(args: tuple[str, str, bool, bool, bool]) -> tuple[list[Any], set[tuple[str, int]]]:
     mode, profile, stop_at_first, shrink, progress = args
-    return run(mode, profile, stop_at_first=stop_at_first, shrink=shrink, log=_stderr if progress else None)
+    return run(mode, profile, stop_at_first=stop_at_first, shrink=shrink, log=progress_to_stderr if progress else None)
 
 
-def _stderr(line: str) -> None:
+def progress_to_stderr(line: str) -> None:
     """A worker's progress line (the parent's log cannot cross the process boundary)."""
     print(line, file=sys.stderr, flush=True)
 
