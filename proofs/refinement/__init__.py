@@ -11,8 +11,6 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
 
-from mqspec.proofs.pool import processes
-
 #: the campaign's runs, one process each: (document, mode); the MC-MQDSRP ones, the longest, first
 UNITS = tuple((document, mode) for document in ("MC-MQDSRP", "MS-MQSD", "MS-MQCN") for mode in ("clarified", "literal"))
 
@@ -26,12 +24,6 @@ def start(pool: Executor | None, profile: str = "default", *, log: Any = None) -
         return lambda: _assemble(units, [_run_unit(u, log) for u in units])
     futures = [pool.submit(_run_unit, u) for u in units]
     return lambda: _assemble(units, [f.result() for f in futures])
-
-
-def all_rows(profile: str = "default", *, log: Any = None, jobs: int = 2) -> list[Any]:
-    """The refinement rows of `mqspec prove` (:func:`start`), in a pool of ``jobs`` processes."""
-    with processes(jobs) as pool:
-        return start(pool, profile, log=log)()
 
 
 def _run_unit(unit: tuple[str, str, str, bool], log: Any = None) -> tuple[list[Any], set[tuple[str, int]]]:
