@@ -45,12 +45,6 @@ def _assemble(units: list[tuple[str, str, str, bool]], outcomes: list[tuple[list
                    "MS-MQSD": mqsd.branch_row, "MS-MQCN": mqcn.branch_row}
     rows: list[Any] = []
     for document, row in branch_rows.items():
-        lines: set[tuple[str, int]] = set()
-        steps = 0
-        for (unit_document, *_), (found, reached) in zip(units, outcomes, strict=True):
-            if unit_document == document:
-                rows += found
-                lines |= reached
-                steps += max((r.detail or {}).get("steps", 0) for r in found)
-        rows.append(row(lines, steps))
+        rows += campaign.joined([outcome for (unit_document, *_), outcome in zip(units, outcomes, strict=True)
+                                 if unit_document == document], row)
     return rows

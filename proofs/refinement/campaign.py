@@ -266,6 +266,12 @@ def rows(profile: str = "default", *, stop_at_first: bool = False, shrink: bool 
     parts = pool_map(_run_mode, [(m, profile, stop_at_first, shrink, log is not None) for m in modes],
                      jobs=min(jobs, len(modes))) \
         if jobs > 1 else [run(m, profile, stop_at_first=stop_at_first, shrink=shrink, log=log) for m in modes]
+    return joined(parts, lambda lines, steps: branch_row("MC-MQDSRP", MODULES, lines, steps))
+
+
+def joined(parts: list[tuple[list[Any], set[tuple[str, int]]]], branch: Any) -> list[Any]:
+    """The rows of one document's runs (``parts``: each run's rows and the handler lines it reached), then the
+    document's branch row, ``branch(lines, steps)`` over the lines of them all."""
     out: list[Any] = []
     lines: set[tuple[str, int]] = set()
     steps = 0
@@ -273,7 +279,7 @@ def rows(profile: str = "default", *, stop_at_first: bool = False, shrink: bool 
         out += found
         lines |= reached
         steps += max((r.detail or {}).get("steps", 0) for r in found)
-    out.append(branch_row("MC-MQDSRP", MODULES, lines, steps))
+    out.append(branch(lines, steps))
     return out
 
 
