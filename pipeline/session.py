@@ -17,7 +17,8 @@ this module, unless ``$SPARK_CONF_DIR`` holds the user's own; a failed job is on
 :mod:`mqspec.pipeline.preflight`), and the JVM's ``WARNING: Using incubator
 modules`` line, which Spark's launcher provokes on every start (it always adds
 ``--add-modules=jdk.incubator.vector``, and no JVM option silences that warning), is dropped from the
-JVM's stderr; every other line of it passes through. The driver JVM exits on an OutOfMemoryError
+JVM's stderr, as is the traceback of a Python worker forked just as a failing job closed its connection
+(:func:`abandoned_fork`); every other line of it passes through. The driver JVM exits on an OutOfMemoryError
 rather than leaving a job waiting for a thread that died. Local runs bind to 127.0.0.1.
 """
 
@@ -150,15 +151,37 @@ def _launch_jvm(options: Mapping[str, str]) -> None:
 
 
 def _forward(source: IO[bytes], target: IO[str]) -> None:
+    held: list[str] = []  # a Python traceback being read: passed on whole, or dropped whole when it is ABANDONED_FORK
     for raw in iter(source.readline, b""):
         line = raw.decode("utf-8", "replace")
         if line.rstrip("\r\n") in JVM_NOISE:
             continue
-        try:
-            target.write(line)
-            target.flush()
-        except (OSError, ValueError):  # our stderr closed: keep draining so the JVM never blocks on a full pipe
-            pass
+        if line.rstrip("\r\n") == "Traceback (most recent call last):" or (held and line.startswith(" ")):
+            held.append(line)
+            continue
+        if held:
+            block, held = held + [line], []
+            if not abandoned_fork(block):
+                _write(target, "".join(block))
+            continue
+        _write(target, line)
+    if held:
+        _write(target, "".join(held))
+
+
+def abandoned_fork(block: list[str]) -> bool:
+    """A traceback that a Python worker Spark's daemon had just forked prints when the JVM closes its connection
+    before the first read (a job failing, its tasks cancelled): EOFError in pyspark/daemon.py's ``worker``. It says
+    nothing of the job, whose failure mqspec reports in one line, and it raced that line onto the terminal."""
+    return block[-1].rstrip("\r\n") == "EOFError" and any('daemon.py", line' in x and "in worker" in x for x in block)
+
+
+def _write(target: IO[str], text: str) -> None:
+    try:
+        target.write(text)
+        target.flush()
+    except (OSError, ValueError):  # our stderr closed: keep draining so the JVM never blocks on a full pipe
+        pass
 
 
 def parallelism(spark: Any, master: str) -> int:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 
 import pytest
 
-from mqspec.pipeline.session import SessionError, executor_python, parse_conf
+from mqspec.pipeline.session import SessionError, _forward, executor_python, parse_conf
 
 #: what Spark and its JVM print at every start unless told otherwise (issue 26 row 1)
 CHATTER = ("Using incubator modules", "Setting default log level", "To adjust logging level")
@@ -36,3 +37,27 @@ def test_a_pipeline_command_prints_no_spark_start_up_lines(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert "explore: 1/1 runs" in done.stderr
     assert not [line for line in done.stderr.splitlines() if any(c in line for c in CHATTER)], done.stderr
+
+
+#: what pyspark's daemon prints for a worker it forked as a failing job closed the connection (seen on CI)
+ABANDONED = """Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/pyspark/python/lib/pyspark.zip/pyspark/daemon.py", line 264, in manager
+  File "/venv/lib/python3.11/site-packages/pyspark/python/lib/pyspark.zip/pyspark/daemon.py", line 65, in worker
+  File "/venv/lib/python3.11/site-packages/pyspark/python/lib/pyspark.zip/pyspark/serializers.py", line 565, in loads
+    length = read_int(stream)
+             ^^^^^^^^^^^^^^^^
+  File "/venv/lib/python3.11/site-packages/pyspark/python/lib/pyspark.zip/pyspark/serializers.py", line 604, in read_int
+    raise EOFError
+EOFError
+"""
+
+
+def test_the_jvms_stderr_loses_only_its_start_up_warning_and_an_abandoned_forks_traceback():
+    """The incubator warning and an abandoned fork's EOFError traceback are dropped; every other line passes, and
+    any other traceback passes whole (a worker's error, the same frames ending in another exception)."""
+    other = ABANDONED.replace("EOFError\n", "ValueError: a worker's own error\n").replace("raise EOFError", "raise X")
+    lines = ["WARNING: Using incubator modules: jdk.incubator.vector\n", "before\n", ABANDONED, "between\n", other,
+             "Traceback (most recent call last):\n", '  File "x.py", line 1, in worker\n']
+    out = io.StringIO()
+    _forward(io.BytesIO("".join(lines).encode()), out)
+    assert out.getvalue() == "before\nbetween\n" + other + 'Traceback (most recent call last):\n  File "x.py", line 1, in worker\n'
