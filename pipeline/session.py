@@ -151,7 +151,7 @@ def _launch_jvm(options: Mapping[str, str]) -> None:
 
 
 def _forward(source: IO[bytes], target: IO[str]) -> None:
-    held: list[str] = []  # a Python traceback being read: passed on whole, or dropped whole when it is ABANDONED_FORK
+    held: list[str] = []  # a Python traceback being read: passed on whole, or dropped whole (abandoned_fork)
     for raw in iter(source.readline, b""):
         line = raw.decode("utf-8", "replace")
         if line.rstrip("\r\n") in JVM_NOISE:
