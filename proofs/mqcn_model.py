@@ -12,7 +12,12 @@ and what it emitted, as tuples:
   events (modelling E-233);
 * ``("read", server, object_type, identifier, path_name, attributes, status)``: Directory Read (3.2.5.2);
 * ``("disregard", section)``, ``("ignored", section, propids)``;
-* ``("start_timer", delay)``: the batch timer.
+* ``("start_timer", delay)``: the batch timer;
+* ``("clarify", erratum)``: the clarified reading of a register entry changed what happens here
+  (the reference's ``Clarified`` record, its free-text detail aside): E-231 when an update after
+  the first disregards the message (the literal reading had applied the ones before), E-232 when
+  an absent attribute keeps its value, E-235 when a delete by PathName finds its queue, E-236,
+  E-237 and E-239 when they disregard, E-249 when the refresh deletes or creates a queue.
 
 The rules are taken in the text's order, the register's clarifications (E-230 .. E-249) when
 ``clarified``. The codec (:mod:`mqspec.model.mqcn`) and the attribute mapping tables of 3.1.1.3 and
@@ -135,6 +140,7 @@ def _refused(run: Run, message: Any, update: Any) -> bool:
         return True
     servers = run.options.directory_servers
     if run.clarified and servers and message.sender_identifier not in servers:  # E-239
+        run.out.append(("clarify", "E-239"))
         return True
     if update.command in (Command.CREATE, Command.CHANGE):
         return not update.properties or _type_of(update.properties[0].propid) not in (QUEUE, MACHINE)  # E-234
@@ -146,9 +152,12 @@ def _refused(run: Run, message: Any, update: Any) -> bool:
 def _v1(run: Run, message: Any, notification: Any) -> None:
     updates = notification.updates
     if run.clarified:  # E-231: the whole message is judged before any update is applied
-        if any(_refused(run, message, u) for u in updates):
-            run.out.append(("disregard", "3.2.5.1"))
-            return
+        for i, u in enumerate(updates):
+            if _refused(run, message, u):
+                run.out.append(("disregard", "3.2.5.1"))
+                if i > 0:  # the literal reading had applied updates 0 .. i - 1
+                    run.out.append(("clarify", "E-231"))
+                return
         for u in updates:
             _apply_v1(run, u)
         return
@@ -183,6 +192,8 @@ def _apply_v1(run: Run, update: Any) -> None:
         queue = _find(s, update.guid_identifier, None)
         if queue is None and update.guid_identifier is None and run.clarified:  # E-235: by PathName
             queue = _find(s, None, update.path_name)
+            if queue is not None:
+                run.out.append(("clarify", "E-235"))
         _delete(run, queue.identifier if queue is not None else update.guid_identifier)
         return
     kind = _type_of(update.properties[0].propid)
@@ -208,7 +219,8 @@ def _apply_v1(run: Run, update: Any) -> None:
         _update(run, queue, new, present, update.guid_identifier)
     elif update.command is Command.CHANGE and kind == MACHINE:
         if update.guid_identifier is not None and update.guid_identifier != s["identifier"] and run.clarified:
-            run.out.append(("disregard", "3.2.5.1"))  # E-236: another machine
+            run.out.append(("clarify", "E-236"))  # another machine
+            run.out.append(("disregard", "3.2.5.1"))
             return
         if run.options.use_properties:
             new, present = _from_properties(update, QUEUE_MANAGER_ATTRIBUTE_PROPID, QM_UPDATE)
@@ -240,11 +252,13 @@ def _v2(run: Run, notification: Any) -> None:
             _update(run, _find(s, guid, None), values, {n for n, v in values.items() if v is not None}, guid)
     elif body.event is Event.QUEUE_DELETED:
         if run.clarified and _read(run, server, QUEUE, guid, ("identifier",)) is not None:
-            run.out.append(("disregard", "3.2.5.2"))  # E-237: the directory still holds it
+            run.out.append(("clarify", "E-237"))  # the directory still holds it
+            run.out.append(("disregard", "3.2.5.2"))
             return
         _delete(run, guid)
     else:
         if guid != s["identifier"] and run.clarified:  # E-236
+            run.out.append(("clarify", "E-236"))
             run.out.append(("disregard", "3.2.5.2"))
             return
         values = _read(run, server, MACHINE, guid, QM_UPDATE)
@@ -292,6 +306,7 @@ def _refresh(run: Run) -> None:
         if values is not None:
             _update(run, queue, values, {n for n, v in values.items() if v is not None}, queue.identifier)
         elif run.clarified:  # E-249: gone from the directory
+            run.out.append(("clarify", "E-249"))
             _delete(run, queue.identifier)
     if run.clarified:  # E-249: one of this manager's queues the collection lacks
         for guid in run.directory.queues_owned_by(server, s["identifier"], s["machine_name"]):
@@ -299,6 +314,7 @@ def _refresh(run: Run) -> None:
                 continue
             values = _read(run, server, QUEUE, guid, QUEUE_V2)
             if values is not None:
+                run.out.append(("clarify", "E-249"))
                 _create(run, values)
 
 
@@ -341,7 +357,11 @@ def _create(run: Run, attributes: dict[str, Any]) -> None:
 
 def _changed(run: Run, new: dict[str, Any], present: set[str]) -> dict[str, Any]:
     """E-232: an attribute the notification or the directory did not give keeps its value."""
-    return dict(new) if not run.clarified else {n: v for n, v in new.items() if n in present}
+    if not run.clarified:
+        return dict(new)
+    if any(n not in present for n in new):  # the literal reading had set it to nothing
+        run.out.append(("clarify", "E-232"))
+    return {n: v for n, v in new.items() if n in present}
 
 
 def _update(run: Run, queue: Queue | None, new: dict[str, Any], present: set[str], identifier: Guid | None) -> None:

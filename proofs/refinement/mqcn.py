@@ -6,7 +6,8 @@ and a seeded sequence of events: Initialization, Change Notification Messages of
 (creates, changes and deletes of queues and of the machine, by GUID and by path name, updates the
 text refuses, bodies that do not parse, unsigned senders, senders that are no directory server) and
 batch timer expiries as the clock moves. At every event the reference's handler runs on the real
-queue manager and the model's transition on its projection; the states and the effects must agree.
+queue manager and the model's transition on its projection; the states and the effects (the register
+entries of the clarifications taken among them) must agree.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from mqspec.model.propvalue import Property
 from mqspec.proofs import mqcn_model as model
 from mqspec.proofs.explore import branches as br
 from mqspec.refimpl import mqcn_server as server
-from mqspec.refimpl.effects import Context, Mode, StartTimer
+from mqspec.refimpl.effects import Clarified, Context, Mode, StartTimer
 from mqspec.refimpl.mqcn_effects import (
     CreateQueue,
     DeleteQueue,
@@ -91,7 +92,11 @@ def state_of(qm: QueueManager) -> dict[str, Any]:
 
 
 def emitted(effects: list[Any]) -> list[tuple[Any, ...]]:
-    """The reference's effects as the model emits them (free-text reasons and clarification records aside)."""
+    """The reference's effects as the model emits them (free-text reasons and details aside).
+
+    The records of the clarifications taken are compared by register entry: which entry's clarified reading
+    changed what happens, and where among the effects, is the reference's to get right as much as the rest.
+    """
     out: list[tuple[Any, ...]] = []
     for e in effects:
         kind = type(e)
@@ -113,6 +118,8 @@ def emitted(effects: list[Any]) -> list[tuple[Any, ...]]:
             out.append(("ignored", e.section, e.propids))
         elif kind is StartTimer:
             out.append(("start_timer", e.delay))
+        elif kind is Clarified:
+            out.append(("clarify", e.erratum))
     return out
 
 
