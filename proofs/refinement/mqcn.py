@@ -4,16 +4,19 @@ Each run is a queue manager (its options: the properties used or the directory r
 the versions it processes, workgroup mode, the directory servers it trusts), a directory it reads
 and a seeded sequence of events: Initialization, Change Notification Messages of both versions
 (creates, changes and deletes of queues and of the machine, by GUID and by path name, updates the
-text refuses, bodies that do not parse, unsigned senders, senders that are no directory server) and
-batch timer expiries as the clock moves. At every event the reference's handler runs on the real
-queue manager and the model's transition on its projection; the states and the effects (the register
-entries of the clarifications taken among them) must agree.
+text refuses, bodies that do not parse, unsigned senders, signed ones that are no queue manager,
+senders that are no directory server) and batch timer expiries as the clock moves. Before the seeded
+runs, the boundary runs (:data:`BOUNDARY`) give each mode the inputs that tell a guard's one-line
+mutant apart, whatever the seeds draw. At every event the reference's handler runs on the real queue
+manager and the model's transition on its projection; the states and the effects (the register entries
+of the clarifications taken among them) must agree.
 """
 
 from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -170,8 +173,11 @@ def _update(rng: random.Random) -> NotificationUpdate:
     if roll < 0.65:
         machine = QM_ID if rng.random() < 0.8 else OTHER_ID
         props = [Property(P["PROPID_QM_QUOTA"], rng.randrange(99)), Property(P["PROPID_QM_OS"], 3)]
-        return NotificationUpdate(command=Command.CHANGE, guid_identifier=machine, guid_master_id=DS_ID,
-                                  properties=props)
+        if rng.random() < 0.3:  # every attribute the rule sets (none keeps its value: no E-232)
+            props += [Property(P["PROPID_QM_JOURNAL_QUOTA"], rng.randrange(99)), Property(P["PROPID_QM_SECURITY"], SD)]
+        # this machine named by its PathName (UseGuid 0x00) too: no GuidIdentifier to compare (E-236)
+        name = {"path_name": "C14"} if by_path and machine == QM_ID else {"guid_identifier": machine}
+        return NotificationUpdate(command=Command.CHANGE, guid_master_id=DS_ID, properties=props, **name)
     if roll < 0.85:
         kind = 1 if rng.random() < 0.85 else 2
         props = [Property(P["PROPID_D_SCOPE"], 1), Property(P["PROPID_D_OBJTYPE"], kind)]
@@ -205,7 +211,8 @@ def _message(rng: random.Random) -> ReceivedMessage:
         body = body + b"\x00\x07"  # a tail after the message (E-240)
     signed = rng.random() < 0.85
     sender = DS_ID if rng.random() < 0.85 else OTHER_ID
-    sender_type = 2 if signed or rng.random() < 0.5 else 0  # a queue manager's message that is not signed too
+    # a queue manager's message that is not signed too, and a signed one whose sender is a user (SID, 1) or none (0)
+    sender_type = 2 if rng.random() < 0.85 else rng.choice((0, 1))
     return ReceivedMessage(body=body, sender_identifier_type=sender_type, sender_identifier=sender,
                            authentication_level=AuthenticationLevel.SIG20 if signed else AuthenticationLevel.NONE)
 
@@ -222,6 +229,64 @@ def _queue_manager(rng: random.Random) -> QueueManager:
             qm.queue_collection[guid] = Queue(identifier=guid, pathname=f"C14\\q{QUEUES.index(guid)}", label="old",
                                               quota=7, public=rng.random() < 0.9)
     return qm
+
+
+# --- the boundary runs: inputs the seeded runs reach rarely, each the one input that tells a guard's mutant apart --
+
+
+def _v1(*updates: NotificationUpdate, sender_type: int = 2) -> tuple[str, ReceivedMessage]:
+    body = mqcn.encode_body(ChangeNotificationMessage(version=Version.DIRECTORY_SERVICE, updates=updates))
+    return ("receive", ReceivedMessage(body=body, sender_identifier_type=sender_type, sender_identifier=DS_ID,
+                                       authentication_level=AuthenticationLevel.SIG20))
+
+
+def _qm_change(*names: str, **name: Any) -> NotificationUpdate:
+    values = {"PROPID_QM_QUOTA": 41, "PROPID_QM_JOURNAL_QUOTA": 42, "PROPID_QM_SECURITY": SD}
+    return NotificationUpdate(command=Command.CHANGE, guid_master_id=DS_ID, **(name or {"guid_identifier": QM_ID}),
+                              properties=[Property(P[n], values[n]) for n in names])
+
+
+_QUEUE_CHANGE = NotificationUpdate(command=Command.CHANGE, guid_identifier=QUEUES[0], guid_master_id=DS_ID,
+                                   properties=[Property(P["PROPID_Q_QUOTA"], 5)])
+_NO_TYPE = NotificationUpdate(command=Command.CHANGE, guid_identifier=QUEUES[0], guid_master_id=DS_ID,
+                              properties=[Property(P["PROPID_U_SID"], b"\x01")])
+_EVERY_QM_ATTRIBUTE = ("PROPID_QM_QUOTA", "PROPID_QM_JOURNAL_QUOTA", "PROPID_QM_SECURITY")
+
+#: name -> (the events after Initialization, why the run is here); on a queue manager that uses the properties,
+#: trusts DS_ID and holds QUEUES[0] (path name C14\q0)
+BOUNDARY: dict[str, tuple[tuple[tuple[str, ReceivedMessage], ...], str]] = {
+    "signed-by-a-user": ((_v1(_QUEUE_CHANGE, sender_type=1),),
+                         "a signed message whose SenderIdentifierType is a SID, not QueueManagerIdentifier (3.2.5.1)"),
+    "machine-by-path-name": ((_v1(_qm_change("PROPID_QM_QUOTA", path_name="C14")),),
+                             "an update of this machine named by PathName: no GuidIdentifier to compare (E-236)"),
+    "every-machine-attribute": ((_v1(_qm_change(*_EVERY_QM_ATTRIBUTE)), _v1(_qm_change("PROPID_QM_QUOTA"))),
+                                "an update giving every attribute keeps none (no E-232), then one that keeps two"),
+    "a-later-update-disregards": ((_v1(_QUEUE_CHANGE, _NO_TYPE), _v1(_NO_TYPE, _QUEUE_CHANGE)),
+                                  "the second update disregards the message (E-231), then the first does"),
+    "delete-by-path-name": ((_v1(NotificationUpdate(command=Command.DELETE, path_name="c14\\Q0", guid_master_id=DS_ID,
+                                                    properties=[Property(P["PROPID_D_SCOPE"], 1),
+                                                                Property(P["PROPID_D_OBJTYPE"], 1)])),),
+                            "a delete naming its queue by PathName (E-235)"),
+}
+
+
+def boundary(name: str) -> tuple[QueueManager, MappingDirectory, list[tuple[Any, ...]]]:
+    """The boundary run ``name``: its queue manager, directory and events (Initialization first)."""
+    events, _ = BOUNDARY[name]
+    qm = QueueManager(machine_name="C14", identifier=QM_ID, directory_server="PSC1",
+                      options=ServerOptions(use_properties=True, directory_servers=(DS_ID,)))
+    qm.queue_collection[QUEUES[0]] = Queue(identifier=QUEUES[0], pathname="C14\\q0", label="old", quota=7)
+    return qm, _directory(random.Random(f"mqcn:boundary:{name}")), [("init",), *events]
+
+
+def replay(name: str, mode: str) -> Iterator[tuple[str, tuple[Any, ...], list[str]]]:
+    """Each event of the boundary run ``name`` checked in ``mode``: (the handler, the event, the differences).
+
+    Lazy: an event's handler runs when it is asked for (the campaign's tracer counts each one apart)."""
+    qm, directory, events = boundary(name)
+    for step, event in enumerate(events):
+        handler, problems = _check(qm, event, directory, mode == "clarified", float(step))
+        yield handler, event, problems
 
 
 def _check(qm: QueueManager, event: tuple[Any, ...], directory: MappingDirectory, clarified: bool,
@@ -253,6 +318,12 @@ def run(mode: str, profile: str = "default", *, stop_at_first: bool = False) -> 
     started = time.perf_counter()
     steps = 0
     with tracer:
+        for name in BOUNDARY:
+            tracer.called = set()
+            for handler, event, problems in replay(name, mode):
+                steps += 1
+                _tally(tallies[handler], tracer, problems, handler, event)
+                tracer.called = set()
         for i in range(conf["runs"]):
             rng = random.Random(f"mqcn:{mode}:{i}")
             qm, directory = _queue_manager(rng), _directory(rng)

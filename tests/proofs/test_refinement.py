@@ -7,9 +7,9 @@ Cheap runs only (a few scenario files, a second or two each): the campaign itsel
 from importlib import resources
 
 import pytest
-from mqspec.proofs.refinement import check, exemptions
+from mqspec.proofs.refinement import check, exemptions, mqcn
 from mqspec.proofs.scenario_watch import InvariantWatch
-from mqspec.refimpl import mqdsrp_objects, mqdsrp_server
+from mqspec.refimpl import mqcn_dmpr, mqcn_server, mqdsrp_objects, mqdsrp_server
 from mqspec.refimpl import scenario_run
 from mqspec.refimpl.effects import Mode
 from mqspec.refimpl.scenario import load
@@ -106,3 +106,32 @@ def test_every_exemption_prove_prints_gives_its_reason():
     assert len(lines) == len(exemptions.EXEMPTIONS) > 0
     for e, line in zip(exemptions.EXEMPTIONS, lines):
         assert e.reason and e.where and e.what in line and e.reason in line
+
+
+@pytest.mark.parametrize("run,handler,before,after,modes", [
+    ("signed-by-a-user", mqcn_server._refusal_v1, "drop-then: if message.sender_identifier_type", "pass",
+     ("clarified", "literal")),
+    ("machine-by-path-name", mqcn_server._update_queue_manager_v1, "drop-operand: named is not None", "(dropped)",
+     ("clarified",)),
+    ("every-machine-attribute", mqcn_dmpr._changes, "negate: for ... if name not in present", "if not name",
+     ("clarified",)),
+    ("every-machine-attribute", mqcn_dmpr._changes, "negate: if absent", "if not absent", ("clarified",)),
+    ("a-later-update-disregards", mqcn_server.process_change_notification_v1, "drop-then: if i > 0", "pass",
+     ("clarified",)),
+    ("a-later-update-disregards", mqcn_server.process_change_notification_v1, "shift: i > 0", ">=", ("clarified",)),
+    ("delete-by-path-name", mqcn_server._delete_queue_v1, "drop-then: if queue is not None", "pass",
+     ("clarified",)),
+])
+def test_the_mqcn_campaigns_boundary_runs_refine_and_catch_their_mutant(run, handler, before, after, modes):
+    """Each boundary run of the MS-MQCN campaign refines the model in both modes, and the one-line mutant of the
+    guard it is there for (a signed sender that is no queue manager, a machine named by PathName, an update giving
+    every attribute, a later update disregarding the message, a delete by PathName) departs from it in ``modes``,
+    in Receive Change Notification (3.2.5) -- the register entries of the clarifications taken are compared."""
+    def departures(mode):
+        return [(name, problems) for name, _, problems in mqcn.replay(run, mode) if problems]
+
+    assert departures("clarified") == [] and departures("literal") == []
+    with vm.installed(handler, _mutant(handler, before, after)):
+        found = {mode: departures(mode) for mode in ("clarified", "literal")}
+    assert {mode for mode, d in found.items() if d} == set(modes)
+    assert {name for d in found.values() for name, _ in d} == {"receive_change_notification"}
