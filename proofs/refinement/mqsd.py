@@ -5,7 +5,10 @@ List over replies and timer expiries. Each run here is a seeded sequence of such
 server or one client (requests from its own site, another site, another enterprise, over IP and
 IPX, truncated, garbage, a reply instead of a request; replies on the right and the wrong network,
 from the local site and others, for the current request and an old one; timer expiries; send and
-open failures), so every state checked is one the handlers reach. At every event the reference's
+open failures), so every state checked is one the handlers reach; a few fixed runs (:data:`BOUNDARY`) go
+first, to states the seeded runs seldom or never reach (a server with exactly MAX_NETWORKS connected
+networks; an expiry after the clarified case (C) kept a reply with TopologyServerReplyReceived FALSE), each
+where a one-line mutant of a guard departs (tests/proofs/test_refinement.py). At every event the reference's
 handler runs on the real object and the model's transition on its projection; the states and the
 effects must agree. Rows as :mod:`mqspec.proofs.refinement.campaign` makes them, one per handler
 and mode, and one for the branches of refimpl/mqsd_server.py and refimpl/mqsd_client.py.
@@ -15,13 +18,14 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from mqspec.model import mqsd
 from mqspec.model.guid import Guid
-from mqspec.model.mqsd import DirectoryServiceServer, TopologyClientRequest, TopologyServerReply
+from mqspec.model.mqsd import MAX_NETWORKS, DirectoryServiceServer, TopologyClientRequest, TopologyServerReply
 from mqspec.proofs import mqsd_model as model
 from mqspec.proofs.explore import branches as br
 from mqspec.refimpl import mqsd_client as client
@@ -171,6 +175,75 @@ def client_step_event(rng: random.Random, c: client.MqsdClient, counter: list[in
     return ("reply", _reply_bytes(rng, c), on)
 
 
+# --- the boundary runs ------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Boundary:
+    """A fixed run, in both modes, to a state the seeded runs seldom or never reach: a server's configuration
+    (``config``, None for a client) and its events, each computed from the server or client as it is then."""
+
+    name: str
+    config: dict[str, Any] | None
+    events: tuple[Callable[[Any], tuple[Any, ...]], ...]
+
+
+def _request(site: Guid, ipx: tuple[int, ...] = ()) -> bytes:
+    return mqsd.encode(TopologyClientRequest(ENTERPRISE, Guid.from_name(f"mqsd-ref:boundary:{site}"), site, ipx))
+
+
+#: MAX_NETWORKS connected networks: the most a reply carries (the seeded servers have 0, 1, 3 or 33)
+_ALL_NETWORKS = tuple(Guid.from_name(f"mqsd-ref:network-of-{MAX_NETWORKS}:{i}") for i in range(MAX_NETWORKS))
+
+BOUNDARY = (
+    # 3.2.5.1 / E-209: ConnectedNetworkCount "MUST be in the range 1 to 32": 32 networks are answered (33 are not),
+    # to a client of the server's site over IP and of another site over IPX (a mask of 32 bits)
+    Boundary("a server with exactly MAX_NETWORKS connected networks",
+             {"site_identifier": SITES[0], "servers": SERVERS, "networks": _ALL_NETWORKS},
+             (lambda s: ("init",),
+              lambda s: ("datagram", _request(SITES[0]), "10.0.0.1:2101", Transport.IP),
+              lambda s: ("datagram", _request(SITES[1], (7,)), "10.0.0.2:2101", Transport.IPX))),
+    # 3.1.6.1 / E-203: on the only network, the clarified case (C) stops the timer and keeps the local-site reply
+    # with TopologyServerReplyReceived still FALSE; a late expiry (the seeded runs send expiries at any time too)
+    # completes from that reply (success), not with a failure
+    Boundary("an expiry after a local-site reply on the only network completed the event",
+             None,
+             (lambda c: ("init", ENTERPRISE),
+              lambda c: ("get_list", ADDRESSES[:1], Guid.from_name("mqsd-ref:boundary:request")),
+              lambda c: ("reply", mqsd.encode(TopologyServerReply(c.request_id, NETWORK_IDS[:2], 0)),
+                         c.current_network()),
+              lambda c: ("timeout",))),
+)
+
+
+def _server(config: dict[str, Any]) -> server.MqsdServer:
+    return server.MqsdServer(ENTERPRISE, config["site_identifier"], config["servers"], config["networks"])
+
+
+def _run_boundary(scenario: Boundary, clarified: bool, tracer: Tracer | None,
+                  check: Callable[[str, list[str], tuple[Any, ...]], None]) -> None:
+    """Run ``scenario``'s events, checking each against the model (``check(handler, problems, event)``)."""
+    if scenario.config is not None:
+        node: Any = _server(scenario.config)
+        step: Callable[..., tuple[str, list[str]]] = _check_server
+    else:
+        node, step = client.MqsdClient(site_identifier=SITES[0]), _check_client
+    for make in scenario.events:
+        event = make(node)
+        if tracer is not None:
+            tracer.called = set()
+        check(*step(node, event, clarified), event)
+
+
+def boundary_departures(name: str, mode: str) -> list[tuple[str, tuple[Any, ...], list[str]]]:
+    """The departures from the model of the boundary run ``name`` in ``mode``: (handler, event, differences)."""
+    scenario = next(b for b in BOUNDARY if b.name == name)
+    out: list[tuple[str, tuple[Any, ...], list[str]]] = []
+    _run_boundary(scenario, mode == "clarified", None,
+                  lambda handler, problems, event: out.append((handler, event, problems)) if problems else None)
+    return out
+
+
 # --- checking one event -----------------------------------------------------------------------------------
 
 
@@ -237,28 +310,33 @@ def run(mode: str, profile: str = "default", *, stop_at_first: bool = False) -> 
     tallies: dict[str, Tally] = {name: Tally() for name, _ in HANDLERS}
     started = time.perf_counter()
     steps = 0
+
+    def check(name: str, problems: list[str], event: tuple[Any, ...]) -> None:
+        nonlocal steps
+        steps += 1
+        _tally(tallies[name], tracer, problems, name, event)
+
     with tracer:
+        # the boundary runs first: each reaches a state the seeded runs seldom or never reach
+        for scenario in BOUNDARY:
+            _run_boundary(scenario, clarified, tracer, check)
         for i in range(conf["runs"]):
+            if stop_at_first and any(t.departures for t in tallies.values()):
+                break
             rng = random.Random(f"mqsd:{mode}:{i}")
             if i % 2 == 0:
                 config, events = server_events(rng, conf["events"])
-                s = server.MqsdServer(ENTERPRISE, config["site_identifier"], config["servers"], config["networks"])
+                s = _server(config)
                 for event in events:
                     tracer.called = set()
-                    name, problems = _check_server(s, event, clarified)
-                    steps += 1
-                    _tally(tallies[name], tracer, problems, name, event)
+                    check(*_check_server(s, event, clarified), event)
             else:
                 c = client.MqsdClient(site_identifier=rng.choice(SITES))
                 counter = [0]
                 for event in [("init", ENTERPRISE)] + [None] * conf["events"]:  # type: ignore[list-item]
                     event = event or client_step_event(rng, c, counter)
                     tracer.called = set()
-                    name, problems = _check_client(c, event, clarified)
-                    steps += 1
-                    _tally(tallies[name], tracer, problems, name, event)
-            if stop_at_first and any(t.departures for t in tallies.values()):
-                break
+                    check(*_check_client(c, event, clarified), event)
     seconds = time.perf_counter() - started
     return _rows(mode, tallies, tracer, steps, seconds, "MS-MQSD", MODULES, HANDLERS, Obligation, Result), tracer.lines
 

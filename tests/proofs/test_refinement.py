@@ -7,9 +7,9 @@ Cheap runs only (a few scenario files, a second or two each): the campaign itsel
 from importlib import resources
 
 import pytest
-from mqspec.proofs.refinement import check, exemptions, mqcn
+from mqspec.proofs.refinement import check, exemptions, mqcn, mqsd
 from mqspec.proofs.scenario_watch import InvariantWatch
-from mqspec.refimpl import mqcn_dmpr, mqcn_server, mqdsrp_objects, mqdsrp_server
+from mqspec.refimpl import mqcn_dmpr, mqcn_server, mqdsrp_objects, mqdsrp_server, mqsd_client, mqsd_server
 from mqspec.refimpl import scenario_run
 from mqspec.refimpl.effects import Mode
 from mqspec.refimpl.scenario import load
@@ -87,6 +87,24 @@ def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario
         _, watch, _ = _run(*scenario)
     assert [v["invariant"] for v in watch.violations] == ["handlers_refine_model"]
     assert section in "\n".join(watch.violations[0]["problems"])
+
+
+@pytest.mark.parametrize("boundary,handler,before,after,departs,mode", [
+    (mqsd.BOUNDARY[0], mqsd_server.receive_topology_client_request,
+     "shift: 1 <= len(networks) <= MAX_NETWORKS", "(operator 1)", "receive_datagram", "literal"),
+    (mqsd.BOUNDARY[1], mqsd_client.no_server_response,
+     "drop-operand: client.last_topology_server_reply is None [and operand 0]", "(dropped)", "no_server_response",
+     "clarified"),
+], ids=["server-with-exactly-MAX_NETWORKS-networks", "expiry-after-a-local-site-reply-on-the-only-network"])
+def test_the_mqsd_campaigns_boundary_runs_refine_and_catch_their_mutant(boundary, handler, before, after, departs,
+                                                                        mode):
+    """Each fixed run of the MS-MQSD campaign refines the model in both modes, and the one-line mutant of the guard
+    it reaches (a server answering only fewer than MAX_NETWORKS networks; No Server Response failing whenever
+    TopologyServerReplyReceived is FALSE, though a local-site reply is kept) departs from the model there."""
+    assert [mqsd.boundary_departures(boundary.name, m) for m in ("clarified", "literal")] == [[], []]
+    with vm.installed(handler, _mutant(handler, before, after)):
+        departures = mqsd.boundary_departures(boundary.name, mode)
+    assert departures and {name for name, _, _ in departures} == {departs}
 
 
 def test_differences_name_each_field_that_differs():
