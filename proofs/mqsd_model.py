@@ -9,7 +9,8 @@ the next state and what the event emitted, as tuples:
 * ``("reply", destination, TopologyServerReply, transport)`` (3.2.5.1);
 * ``("broadcast", network, TopologyClientRequest)`` (3.1.5.1);
 * ``("start", delay)`` / ``("stop",)``: the Wait For Response Timer (3.1.2.1);
-* ``("result", success, servers, networks, network)``: Get Directory Server List completes (3.1.4.1).
+* ``("result", success, servers, networks, network)``: Get Directory Server List completes (3.1.4.1);
+* ``("clarify", erratum)``: the clarified reading of that register entry changed what happens here.
 
 Each function follows its section's rules in the text's order; where mqspec's register clarifies
 the text (E-200 .. E-213) the clarified reading is taken when ``clarified`` is true. The refinement
@@ -76,7 +77,7 @@ def _answer(s: State, request: TopologyClientRequest, sender: Any, transport: An
             clarified: bool) -> list[tuple[Any, ...]]:
     """3.2.5.1 Receiving a TopologyClientRequest."""
     if clarified and request.enterprise_id != s["enterprise_identifier"]:  # clarification E-210
-        return [("discard", "other_enterprise", "MS-MQSD 3.2.5.1")]
+        return [("clarify", "E-210"), ("discard", "other_enterprise", "MS-MQSD 3.2.5.1")]
     networks = tuple(s["connected_network_identifier_list"])
     if not 1 <= len(networks) <= MAX_NETWORKS:  # E-209: ConnectedNetworkCount "MUST be in the range 1 to 32"
         return [("discard", "no_conformant_reply", "MS-MQSD 3.2.5.1")]
@@ -88,7 +89,7 @@ def _answer(s: State, request: TopologyClientRequest, sender: Any, transport: An
         reply = TopologyServerReply(request.request_id, networks, mask, s["site_identifier"],
                                     tuple(s["directory_server_list"]))
     elif clarified:  # E-208: no server to list for another site's client: silence
-        return [("discard", "no_conformant_reply", "MS-MQSD 3.2.5.1")]
+        return [("clarify", "E-208"), ("discard", "no_conformant_reply", "MS-MQSD 3.2.5.1")]
     else:
         reply = TopologyServerReply(request.request_id, networks, mask)
     return [("reply", sender, reply, transport)]
@@ -130,10 +131,13 @@ def _get_list(s: State, out: list[tuple[Any, ...]], addresses: tuple[Any, ...], 
     s["number_of_network_addresses"] = len(addresses)
     if s["valid_last_successful_network_address"] and not any(a.ras for a in addresses):
         # the lists obtained before still hold, unless (clarified, E-206) their network is gone
-        if not (clarified and s["last_successful_network_address"] not in addresses):
+        if clarified and s["last_successful_network_address"] not in addresses:
+            out.append(("clarify", "E-206"))
+        else:
             _complete(s, out, True, clarified)
             return
     if clarified and not addresses:  # E-201: nowhere to broadcast
+        out.append(("clarify", "E-201"))
         s["valid_last_successful_network_address"] = False
         _complete(s, out, False, clarified)
         return
@@ -189,13 +193,14 @@ def _reply(s: State, out: list[tuple[Any, ...]], data: bytes, received_on: Any, 
         _send(s, out, clarified)
     elif not last_network and not empty and not local:  # (B)
         if clarified:
-            out.append(("stop",))  # E-205
+            out += [("clarify", "E-205"), ("stop",)]
         _send(s, out, clarified)
     elif last_network and local:  # (C)
         out.append(("stop",))
         _remember(s, received_on)
         if clarified and empty:
-            s["last_topology_server_reply"] = reply  # E-203
+            out.append(("clarify", "E-203"))
+            s["last_topology_server_reply"] = reply
         _populate(s)
         _complete(s, out, True, clarified)
     elif empty and not local:  # (D)
@@ -220,7 +225,8 @@ def _no_response(s: State, out: list[tuple[Any, ...]], clarified: bool) -> None:
         _complete(s, out, False, clarified)
         return
     if clarified and s["last_topology_server_reply"] is None and s["earlier_network_reply"] is not None:
-        s["last_topology_server_reply"] = s["earlier_network_reply"]  # E-204
+        out.append(("clarify", "E-204"))
+        s["last_topology_server_reply"] = s["earlier_network_reply"]
     _populate(s)
     _complete(s, out, True, clarified)
 

@@ -5,13 +5,15 @@ List over replies and timer expiries. Each run here is a seeded sequence of such
 server or one client (requests from its own site, another site, another enterprise, over IP and
 IPX, truncated, garbage, a reply instead of a request; replies on the right and the wrong network,
 from the local site and others, for the current request and an old one; timer expiries; send and
-open failures), so every state checked is one the handlers reach; a few fixed runs (:data:`BOUNDARY`) go
-first, to states the seeded runs seldom or never reach (a server with exactly MAX_NETWORKS connected
-networks; an expiry after the clarified case (C) kept a reply with TopologyServerReplyReceived FALSE), each
-where a one-line mutant of a guard departs (tests/proofs/test_refinement.py). At every event the reference's
-handler runs on the real object and the model's transition on its projection; the states and the
-effects must agree. Rows as :mod:`mqspec.proofs.refinement.campaign` makes them, one per handler
-and mode, and one for the branches of refimpl/mqsd_server.py and refimpl/mqsd_client.py.
+open failures), so every state checked is one the handlers reach; a few fixed runs (:data:`BOUNDARY`)
+go first, to states the seeded runs seldom or never reach (a server with exactly MAX_NETWORKS
+connected networks; an expiry after the clarified case (C) kept a reply with TopologyServerReplyReceived
+FALSE; a new discovery once the last successful network is gone), each where a one-line mutant of a
+guard departs (tests/proofs/test_refinement.py). At every event the reference's handler runs on the
+real object and the model's transition on its projection; the states and the effects (the register
+entries of the clarifications taken among them) must agree. Rows as
+:mod:`mqspec.proofs.refinement.campaign` makes them, one per handler and mode, and one for the
+branches of refimpl/mqsd_server.py and refimpl/mqsd_client.py.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from mqspec.proofs import mqsd_model as model
 from mqspec.proofs.explore import branches as br
 from mqspec.refimpl import mqsd_client as client
 from mqspec.refimpl import mqsd_server as server
-from mqspec.refimpl.effects import CancelTimer, Context, Mode, StartTimer
+from mqspec.refimpl.effects import CancelTimer, Clarified, Context, Mode, StartTimer
 from mqspec.refimpl.mqsd_effects import (
     BroadcastRequest,
     CloseSocket,
@@ -80,7 +82,11 @@ def _fields(obj: Any) -> dict[str, Any]:
 
 
 def emitted(effects: list[Any]) -> list[tuple[Any, ...]]:
-    """The reference's effects as the model emits them (the records of clarifications are not compared)."""
+    """The reference's effects as the model emits them (free-text details aside).
+
+    The records of the clarifications taken are compared by register entry: which entry's clarified reading
+    changed what happens, and where among the effects, is the reference's to get right as much as the rest.
+    """
     out: list[tuple[Any, ...]] = []
     for e in effects:
         kind = type(e)
@@ -102,6 +108,8 @@ def emitted(effects: list[Any]) -> list[tuple[Any, ...]]:
             out.append(("stop",))
         elif kind is DirectoryServerListResult:
             out.append(("result", e.success, e.directory_server_list, e.connected_network_identifier_list, e.network))
+        elif kind is Clarified:
+            out.append(("clarify", e.erratum))
     return out
 
 
@@ -195,6 +203,13 @@ def _request(site: Guid, ipx: tuple[int, ...] = ()) -> bytes:
 #: MAX_NETWORKS connected networks: the most a reply carries (the seeded servers have 0, 1, 3 or 33)
 _ALL_NETWORKS = tuple(Guid.from_name(f"mqsd-ref:network-of-{MAX_NETWORKS}:{i}") for i in range(MAX_NETWORKS))
 
+#: a discovery on one network that a local-site reply completes (case (C))
+_ONE_NETWORK_LOCAL_REPLY: tuple[Callable[[Any], tuple[Any, ...]], ...] = (
+    lambda c: ("init", ENTERPRISE),
+    lambda c: ("get_list", ADDRESSES[:1], Guid.from_name("mqsd-ref:boundary:request")),
+    lambda c: ("reply", mqsd.encode(TopologyServerReply(c.request_id, NETWORK_IDS[:2], 0)), c.current_network()),
+)
+
 BOUNDARY = (
     # 3.2.5.1 / E-209: ConnectedNetworkCount "MUST be in the range 1 to 32": 32 networks are answered (33 are not),
     # to a client of the server's site over IP and of another site over IPX (a mask of 32 bits)
@@ -206,13 +221,13 @@ BOUNDARY = (
     # 3.1.6.1 / E-203: on the only network, the clarified case (C) stops the timer and keeps the local-site reply
     # with TopologyServerReplyReceived still FALSE; a late expiry (the seeded runs send expiries at any time too)
     # completes from that reply (success), not with a failure
-    Boundary("an expiry after a local-site reply on the only network completed the event",
-             None,
-             (lambda c: ("init", ENTERPRISE),
-              lambda c: ("get_list", ADDRESSES[:1], Guid.from_name("mqsd-ref:boundary:request")),
-              lambda c: ("reply", mqsd.encode(TopologyServerReply(c.request_id, NETWORK_IDS[:2], 0)),
-                         c.current_network()),
-              lambda c: ("timeout",))),
+    Boundary("an expiry after a local-site reply on the only network completed the event", None,
+             (*_ONE_NETWORK_LOCAL_REPLY, lambda c: ("timeout",))),
+    # 3.1.4.1 / E-206: the network of the last success is no longer connected: the clarified reading looks again
+    # (and records E-206) instead of completing with the lists obtained on it
+    Boundary("a new Get Directory Server List after the last successful network went away", None,
+             (*_ONE_NETWORK_LOCAL_REPLY,
+              lambda c: ("get_list", ADDRESSES[1:2], Guid.from_name("mqsd-ref:boundary:second")))),
 )
 
 
