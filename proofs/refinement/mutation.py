@@ -94,7 +94,8 @@ def refinement_rows(document: str, profile: str = "default") -> list[Any]:
     rows: list[Any] = []
     if document == "MC-MQDSRP":
         em._BUILT.clear()  # built enterprises are cached per machine class: a mutant must build its own
-        return campaign.rows(profile, stop_at_first=True, shrink=False)
+        # in this process (jobs=1): the mutant is installed here only, and a judging worker may have no children
+        return campaign.rows(profile, stop_at_first=True, shrink=False, jobs=1)
     runner = {"MS-MQSD": mqsd, "MS-MQCN": mqcn}[document]
     lines: set[tuple[str, int]] = set()
     for mode in ("clarified", "literal"):
@@ -110,40 +111,67 @@ def refinement_rows(document: str, profile: str = "default") -> list[Any]:
 def bounded_rows() -> list[Any]:
     from mqspec.proofs import bmc
 
-    return [r for mode in ("clarified", "literal") for r in bmc.run(mode)]
+    return [r for mode in ("clarified", "literal") for r in bmc.run(mode, jobs=1)]  # here, as refinement_rows
+
+
+def failing_rows(document: str, profile: str = "default", bounded: bool = True) -> list[tuple[str, str]]:
+    """The rows that would make `mqspec prove` exit 1 with the code as installed now, each as (row kind, "name
+    (mode): status"): the refinement campaign's departures (unreached handlers and branches are printed gaps, not
+    failures) and, for MC-MQDSRP when the campaign found none, the bounded runs that are not proved."""
+    bad = [("refinement", r) for r in refinement_rows(document, profile) if r.status == "violated"]
+    if not bad and bounded and document == "MC-MQDSRP":
+        bad = [("bounded", r) for r in bounded_rows() if r.status != "proved"]
+    return [(kind, f"{r.obligation.name} ({r.obligation.mode}): {r.status}") for kind, r in bad]
+
+
+def row_key(row: str) -> str:
+    """A failing row without its status: "name (mode)"."""
+    return row.rsplit(": ", 1)[0]
+
+
+def baseline(document: str, profile: str = "default", bounded: bool = True) -> list[tuple[str, str]]:
+    """The rows that fail on the unmutated reference. No refinement row may (the campaign is clean in both
+    modes, or no departure would mean anything); bounded rows may: literal mode's bounded runs find the
+    literal reading's violations, and a mutant is caught by a row only where the reference passes it. An
+    exception here is the harness's own (no mutant is installed): it propagates, and is never a catch."""
+    return failing_rows(document, profile, bounded)
+
+
+def run_mutant(document: str, fn: Callable[..., Any], mutant: vm.Mutant, profile: str = "default",
+               bounded: bool = True) -> list[tuple[str, str]] | None:
+    """:func:`failing_rows` with ``mutant`` of ``fn`` installed (None: it ran past :data:`TIMEOUT`). An exception
+    is a failing row too (the mutated handler made prove itself fail): meaningful only once the :func:`baseline`
+    ran without one."""
+    try:
+        with vm.installed(fn, vm.mutant_code(fn, mutant)), vm.time_limit(TIMEOUT):
+            return failing_rows(document, profile, bounded)
+    except vm.MutantTimeout:
+        return None
+    except Exception as exc:  # noqa: BLE001 - a mutant that makes prove itself fail is caught too
+        return [("refinement", f"prove fails: {type(exc).__name__}: {str(exc)[:200]}")]
 
 
 def judge(document: str, fn: Callable[..., Any], mutant: vm.Mutant, equivalent: dict[str, str],
-          profile: str = "default", bounded: bool = True) -> Outcome:
-    """Run ``mutant`` of ``fn`` through the rows of `mqspec prove` that read reference code."""
+          profile: str = "default", bounded: bool = True, known: frozenset[str] = frozenset()) -> Outcome:
+    """Run ``mutant`` of ``fn`` through the rows of `mqspec prove` that read reference code; ``known``: the
+    :func:`row_key` of the rows the unmutated reference fails (its :func:`baseline`), which catch nothing."""
     started = time.monotonic()
-    code = vm.mutant_code(fn, mutant)
-    failing: list[str] = []
-    kinds: list[str] = []
-    try:
-        with vm.installed(fn, code), vm.time_limit(TIMEOUT):
-            # what makes `mqspec prove` exit 1: a departure (unreached handlers and branches are printed gaps)
-            bad = [r for r in refinement_rows(document, profile) if r.status == "violated"]
-            if bad:
-                kinds.append("refinement")
-                failing += [f"{r.obligation.name} ({r.obligation.mode}): {r.status}" for r in bad]
-            elif bounded and document == "MC-MQDSRP":
-                bad = [r for r in bounded_rows() if r.status != "proved"]
-                if bad:
-                    kinds.append("bounded")
-                    failing += [f"{r.obligation.name} ({r.obligation.mode}): {r.status}" for r in bad]
-    except vm.MutantTimeout:
+    failing = run_mutant(document, fn, mutant, profile, bounded)
+    if failing is None:
         return Outcome(document, mutant.name, mutant.line, "timeout", seconds=time.monotonic() - started)
-    except Exception as exc:  # noqa: BLE001 - a mutant that makes prove itself fail is caught too
-        kinds.append("refinement")
-        failing.append(f"prove fails: {type(exc).__name__}: {str(exc)[:200]}")
-    seconds = time.monotonic() - started
-    if kinds:
-        return Outcome(document, mutant.name, mutant.line, "caught", tuple(kinds), tuple(failing[:5]), seconds=seconds)
-    if mutant.name in equivalent:
-        return Outcome(document, mutant.name, mutant.line, "equivalent", reason=equivalent[mutant.name],
-                       seconds=seconds)
-    return Outcome(document, mutant.name, mutant.line, "survived", seconds=seconds)
+    return classify(document, mutant.name, mutant.line, failing, known, equivalent, time.monotonic() - started)
+
+
+def classify(document: str, name: str, line: int, failing: list[tuple[str, str]], known: frozenset[str],
+             equivalent: dict[str, str], seconds: float) -> Outcome:
+    """A mutant's outcome from the rows that failed with it installed, less those the reference fails too."""
+    new = [(kind, row) for kind, row in failing if row_key(row) not in known]
+    if new:
+        kinds = tuple(dict.fromkeys(kind for kind, _ in new))
+        return Outcome(document, name, line, "caught", kinds, tuple(row for _, row in new[:5]), seconds=seconds)
+    if name in equivalent:
+        return Outcome(document, name, line, "equivalent", reason=equivalent[name], seconds=seconds)
+    return Outcome(document, name, line, "survived", seconds=seconds)
 
 
 def report(outcomes: list[Outcome], listed: dict[str, str]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -16,5 +17,6 @@ def load(name: str) -> ModuleType:
     """``bench/<name>.py`` as a module, loaded once (bench/codec.py puts bench/ on sys.path for its baselines)."""
     spec = importlib.util.spec_from_file_location(f"mqspec_bench_{name}", BENCH / f"{name}.py")
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[spec.name] = module  # type: ignore[union-attr]  # so its functions pickle (a forked pool's jobs)
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
