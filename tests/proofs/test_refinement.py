@@ -9,7 +9,8 @@ from importlib import resources
 import pytest
 from mqspec.proofs.refinement import check, exemptions, mqcn, mqsd
 from mqspec.proofs.scenario_watch import InvariantWatch
-from mqspec.refimpl import mqcn_dmpr, mqcn_server, mqdsrp_objects, mqdsrp_server, mqsd_client, mqsd_server
+from mqspec.refimpl import mqcn_dmpr, mqcn_server, mqdsrp_client, mqdsrp_objects, mqdsrp_server
+from mqspec.refimpl import mqsd_client, mqsd_server
 from mqspec.refimpl import scenario_run
 from mqspec.refimpl.effects import Mode
 from mqspec.refimpl.scenario import load
@@ -18,6 +19,7 @@ from mqspec.vectors import mutation as vm
 PURGE_SCENARIO = ("mqspec.proofs.refinement.scenarios", "purge-waits-for-the-slowest-psc.yaml")
 SYNC_AT_PURGE_POINT = ("mqspec.proofs.refinement.scenarios", "sync-from-the-purge-point.yaml")
 BSC_CHANGE_REQUEST = ("mqspec.proofs.refinement.scenarios", "bsc-forwards-a-change-request-for-its-site.yaml")
+NACKED_REQUEST = ("mqspec.proofs.refinement.scenarios", "change-request-nacked-after-its-wait.yaml")
 
 
 def _run(package, name, mode=Mode.CLARIFIED):
@@ -110,6 +112,30 @@ def test_the_mqsd_campaigns_boundary_runs_refine_and_catch_their_mutant(boundary
     with vm.installed(handler, _mutant(handler, before, after)):
         departures = mqsd.boundary_departures(boundary.name, mode)
     assert departures and {name for name, _, _ in departures} == {departs}
+
+
+@pytest.mark.parametrize("mode", [Mode.CLARIFIED, Mode.LITERAL], ids=["clarified", "literal"])
+def test_the_campaigns_nack_scenario_reaches_receive_change_request_nack_with_and_without_a_wait(mode):
+    """A change request that cannot reach the next hop comes back in a Nack (3.3.7.8), in both modes. In clarified
+    mode once after its wait expired (nothing left to resume) and once resuming the wait with
+    MQDS_OWNER_NOT_REACHED, so each mutant of the handler's guard fails the run (in literal mode both Nacks
+    resume a wait: the file shows the handler reached there, no more)."""
+    result, watch, refinement = _run(*NACKED_REQUEST, mode=mode)
+    assert watch.violations == [] and refinement.checked["receive_change_request_nack"] == 2
+    if mode is Mode.LITERAL:
+        return
+    assert not result.failures
+    assert refinement.checked["change_request_wait_expired"] == 1
+    handler = mqdsrp_client.receive_change_request_nack
+    mutants = vm.mutants_of(handler, (*vm.OPERATORS, *vm.EXTRA_OPERATORS))
+    assert len(mutants) == 2
+    for mutant in mutants:
+        with vm.installed(handler, vm.mutant_code(handler, mutant)):
+            try:
+                _, watch, _ = _run(*NACKED_REQUEST)
+            except AttributeError:  # the handler resumes a wait it did not find: `mqspec prove` fails
+                continue
+        assert [v["invariant"] for v in watch.violations] == ["handlers_refine_model"], mutant.name
 
 
 def test_differences_name_each_field_that_differs():
