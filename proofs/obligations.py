@@ -237,7 +237,8 @@ def branch_guards(event_name: str, mode: str) -> dict[str, Any]:
              # Receive PSC Ack sends nothing: what it does is the neighbor's acknowledgement it records
              "records a PSC ack": [ne(a.acked, b.acked) for a, b in zip(pre.psc_neighbors, post.psc_neighbors)
                                    if not z3.eq(a.acked, b.acked)]}
-    return {what: or_(*guards) for what, guards in lists.items() if or_(*guards) is not False}
+    joined = {what: or_(*guards) for what, guards in lists.items()}
+    return {what: guard for what, guard in joined.items() if guard is not False}
 
 
 def branch_reachability(event_name: str, mode: str, timeout_ms: int = TIMEOUT_MS) -> dict[str, str]:
