@@ -218,7 +218,11 @@ def _apply_v1(run: Run, update: Any) -> None:
             present = {n for n, v in new.items() if v is not None}
         _update(run, queue, new, present, update.guid_identifier)
     elif update.command is Command.CHANGE and kind == MACHINE:
-        if update.guid_identifier is not None and update.guid_identifier != s["identifier"] and run.clarified:
+        if update.guid_identifier is not None:
+            other = update.guid_identifier != s["identifier"]
+        else:  # named by PathName: a machine's name, without regard to case
+            other = update.path_name is not None and update.path_name.casefold() != s["machine_name"].casefold()
+        if other and run.clarified:
             run.out.append(("clarify", "E-236"))  # another machine
             run.out.append(("disregard", "3.2.5.1"))
             return

@@ -373,10 +373,10 @@ def _update_queue_manager_v1(
     """Command 0x01 on a queue manager: "Update the attributes of the QueueManager ...
     QueueManagerQuota := ... JournalQuota := ... Security := ... All other PROPIDs are not used,
     and they MUST be ignored." (PROPID_QM_ADDRESS, _CNS, _MACHINE_TYPE and _OS among them, 3.3.5.2)."""
-    named = update.guid_identifier
-    if named is not None and named != qm.identifier and ctx.clarified:
+    named = _other_machine(qm, update)
+    if named is not None and ctx.clarified:
         # clarification E-236: the update names another machine; it is not this QueueManager's
-        ctx.clarify("E-236", f"machine {named} is not {qm.identifier}")
+        ctx.clarify("E-236", f"machine {named} is not {qm.identifier} ({qm.machine_name})")
         ctx.emit(Disregarded(qm.machine_name, "3.2.5.1", f"the update names machine {named}, not this one"))
         return
     if qm.options.use_properties:
@@ -391,6 +391,15 @@ def _update_queue_manager_v1(
             return  # clarification E-242
         new, present = read, {name for name, value in read.items() if value is not None}
     update_queue_manager(qm, ctx, new, present)
+
+
+def _other_machine(qm: QueueManager, update: NotificationUpdate) -> object | None:
+    """The machine a queue-manager update names when it is not this one: by GuidIdentifier or, when the update
+    names it by PathName (UseGuid 0x00), by name (machine names compare without regard to case), else None."""
+    if update.guid_identifier is not None:
+        return update.guid_identifier if update.guid_identifier != qm.identifier else None
+    path_name = str(update.path_name)  # a NotificationUpdate names its object by exactly one of the two
+    return path_name if path_name.casefold() != qm.machine_name.casefold() else None
 
 
 def _delete_queue_v1(qm: QueueManager, ctx: Context, update: NotificationUpdate) -> None:

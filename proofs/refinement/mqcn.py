@@ -62,7 +62,7 @@ FUNCTIONS = frozenset({
     "server_initialization", "receive_change_notification", "dispatch_change_notification",
     "process_change_notification_v1", "notification_object_type", "_uses_properties", "_refusal_v1",
     "_delete_object_type", "_values", "_ignore", "_apply_update_v1", "_read_v1", "_create_queue_v1",
-    "_update_queue_v1", "_update_queue_manager_v1", "_delete_queue_v1", "process_change_notification_v2",
+    "_update_queue_v1", "_update_queue_manager_v1", "_other_machine", "_delete_queue_v1", "process_change_notification_v2",
     "defer_change_notification", "batch_timer_expired", "refresh_public_queues", "directory_read", "create_queue",
     "update_queue", "update_queue_manager", "_changes", "delete_queue",
 })
@@ -175,8 +175,11 @@ def _update(rng: random.Random) -> NotificationUpdate:
         props = [Property(P["PROPID_QM_QUOTA"], rng.randrange(99)), Property(P["PROPID_QM_OS"], 3)]
         if rng.random() < 0.3:  # every attribute the rule sets (none keeps its value: no E-232)
             props += [Property(P["PROPID_QM_JOURNAL_QUOTA"], rng.randrange(99)), Property(P["PROPID_QM_SECURITY"], SD)]
-        # this machine named by its PathName (UseGuid 0x00) too: no GuidIdentifier to compare (E-236)
-        name = {"path_name": "C14"} if by_path and machine == QM_ID else {"guid_identifier": machine}
+        # a machine named by its PathName (UseGuid 0x00) too, this one in either case or another (E-236)
+        if by_path:
+            name = {"path_name": rng.choice(("C14", "c14")) if machine == QM_ID else "C99"}
+        else:
+            name = {"guid_identifier": machine}
         return NotificationUpdate(command=Command.CHANGE, guid_master_id=DS_ID, properties=props, **name)
     if roll < 0.85:
         kind = 1 if rng.random() < 0.85 else 2
@@ -259,6 +262,8 @@ BOUNDARY: dict[str, tuple[tuple[tuple[str, ReceivedMessage], ...], str]] = {
                          "a signed message whose SenderIdentifierType is a SID, not QueueManagerIdentifier (3.2.5.1)"),
     "machine-by-path-name": ((_v1(_qm_change("PROPID_QM_QUOTA", path_name="C14")),),
                              "an update of this machine named by PathName: no GuidIdentifier to compare (E-236)"),
+    "another-machine-by-path-name": ((_v1(_qm_change("PROPID_QM_QUOTA", path_name="OTHERMACHINE")),),
+                                     "an update of another machine named by PathName: disregarded too (E-236)"),
     "every-machine-attribute": ((_v1(_qm_change(*_EVERY_QM_ATTRIBUTE)), _v1(_qm_change("PROPID_QM_QUOTA"))),
                                 "an update giving every attribute keeps none (no E-232), then one that keeps two"),
     "a-later-update-disregards": ((_v1(_QUEUE_CHANGE, _NO_TYPE), _v1(_NO_TYPE, _QUEUE_CHANGE)),

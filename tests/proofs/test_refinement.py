@@ -162,6 +162,8 @@ def test_every_exemption_prove_prints_gives_its_reason():
      ("clarified", "literal")),
     ("machine-by-path-name", mqcn_server._update_queue_manager_v1, "drop-operand: named is not None", "(dropped)",
      ("clarified",)),
+    ("another-machine-by-path-name", mqcn_server._other_machine, "negate: if path_name.casefold()", "if not path_name",
+     ("clarified",)),
     ("every-machine-attribute", mqcn_dmpr._changes, "negate: for ... if name not in present", "if not name",
      ("clarified",)),
     ("every-machine-attribute", mqcn_dmpr._changes, "negate: if absent", "if not absent", ("clarified",)),
@@ -173,7 +175,8 @@ def test_every_exemption_prove_prints_gives_its_reason():
 ])
 def test_the_mqcn_campaigns_boundary_runs_refine_and_catch_their_mutant(run, handler, before, after, modes):
     """Each boundary run of the MS-MQCN campaign refines the model in both modes, and the one-line mutant of the
-    guard it is there for (a signed sender that is no queue manager, a machine named by PathName, an update giving
+    guard it is there for (a signed sender that is no queue manager, this and another machine named by PathName, an
+    update giving
     every attribute, a later update disregarding the message, a delete by PathName) departs from it in ``modes``,
     in Receive Change Notification (3.2.5) -- the register entries of the clarifications taken are compared."""
     def departures(mode):

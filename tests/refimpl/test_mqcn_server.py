@@ -421,6 +421,24 @@ def test_an_update_of_another_machine_is_ignored_only_when_clarified():
 
 
 @covers("MS-MQCN", "3.2.5.1")
+def test_an_update_naming_another_machine_by_path_name_is_ignored_only_when_clarified():
+    """E-236: an update naming its machine by PathName (UseGuid 0x00) has no GuidIdentifier to compare: another
+    machine's name does not change this QueueManager in clarified mode; its own name, in any case, does."""
+    def by_name(name, quota):
+        update = machine_update(PROPID_QM_QUOTA=quota)
+        return v1(NotificationUpdate(command=Command.CHANGE, path_name=name, guid_master_id=update.guid_master_id,
+                                     properties=update.properties))
+
+    qm = opened_qm()
+    c = receive(qm, by_name("OTHERMACHINE", 41), Mode.CLARIFIED)
+    assert qm.queue_manager_quota == 0xFFFFFFFF and "E-236" in clarified(c)
+    receive(qm, by_name("c14", 42), Mode.CLARIFIED)
+    assert qm.queue_manager_quota == 42
+    receive(qm, by_name("OTHERMACHINE", 41), Mode.LITERAL)
+    assert qm.queue_manager_quota == 41
+
+
+@covers("MS-MQCN", "3.2.5.1")
 @pytest.mark.parametrize("mode", MODES)
 def test_a_created_machine_object_has_no_action(mode):
     """E-234: Command 0x00 with a machine PropertyId[0] passes the type check but 3.2.5.1 gives no action."""
