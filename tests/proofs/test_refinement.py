@@ -20,6 +20,7 @@ PURGE_SCENARIO = ("mqspec.proofs.refinement.scenarios", "purge-waits-for-the-slo
 SYNC_AT_PURGE_POINT = ("mqspec.proofs.refinement.scenarios", "sync-from-the-purge-point.yaml")
 BSC_CHANGE_REQUEST = ("mqspec.proofs.refinement.scenarios", "bsc-forwards-a-change-request-for-its-site.yaml")
 NACKED_REQUEST = ("mqspec.proofs.refinement.scenarios", "change-request-nacked-after-its-wait.yaml")
+STRAY_PSC_ACKS = ("mqspec.proofs.refinement.scenarios", "psc-acks-the-handler-records-nothing-of.yaml")
 
 
 def _run(package, name, mode=Mode.CLARIFIED):
@@ -136,6 +137,19 @@ def test_the_campaigns_nack_scenario_reaches_receive_change_request_nack_with_an
             except AttributeError:  # the handler resumes a wait it did not find: `mqspec prove` fails
                 continue
         assert [v["invariant"] for v in watch.violations] == ["handlers_refine_model"], mutant.name
+
+
+def test_the_campaigns_stray_psc_acks_refine_and_the_neighbor_guard_cannot_be_dropped():
+    """PSC acks no rule of Receive PSC Ack records (at a BSC, from a server that is no PSC neighbor, for the
+    enterprise partition at a PSC) refine the model; without the guard for an unknown neighbor (negated or
+    its return dropped) the handler fails on the PEC's ack from NOBODY."""
+    result, watch, refinement = _run(*STRAY_PSC_ACKS)
+    assert not result.failures and watch.violations == [] and refinement.checked["receive_psc_ack"] == 4
+    handler = mqdsrp_server.receive_psc_ack
+    for before, after in (("negate: if neighbor is None", "if not neighbor"),
+                          ("drop-then: if neighbor is None", "pass")):
+        with vm.installed(handler, _mutant(handler, before, after)), pytest.raises(AttributeError):
+            _run(*STRAY_PSC_ACKS)
 
 
 def test_differences_name_each_field_that_differs():
