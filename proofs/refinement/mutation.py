@@ -27,7 +27,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import textwrap
-import time
 from collections.abc import Callable, Iterator
 from importlib import resources
 from typing import Any
@@ -151,20 +150,10 @@ def run_mutant(document: str, fn: Callable[..., Any], mutant: vm.Mutant, profile
         return [("refinement", f"prove fails: {type(exc).__name__}: {str(exc)[:200]}")]
 
 
-def judge(document: str, fn: Callable[..., Any], mutant: vm.Mutant, equivalent: dict[str, str],
-          profile: str = "default", bounded: bool = True, known: frozenset[str] = frozenset()) -> Outcome:
-    """Run ``mutant`` of ``fn`` through the rows of `mqspec prove` that read reference code; ``known``: the
-    :func:`row_key` of the rows the unmutated reference fails (its :func:`baseline`), which catch nothing."""
-    started = time.monotonic()
-    failing = run_mutant(document, fn, mutant, profile, bounded)
-    if failing is None:
-        return Outcome(document, mutant.name, mutant.line, "timeout", seconds=time.monotonic() - started)
-    return classify(document, mutant.name, mutant.line, failing, known, equivalent, time.monotonic() - started)
-
-
 def classify(document: str, name: str, line: int, failing: list[tuple[str, str]], known: frozenset[str],
              equivalent: dict[str, str], seconds: float) -> Outcome:
-    """A mutant's outcome from the rows that failed with it installed, less those the reference fails too."""
+    """A mutant's outcome from the rows that failed with it installed (:func:`run_mutant`), less those the reference
+    fails too (``known``: their :func:`row_key`, from its :func:`baseline`)."""
     new = [(kind, row) for kind, row in failing if row_key(row) not in known]
     if new:
         kinds = tuple(dict.fromkeys(kind for kind, _ in new))
