@@ -62,7 +62,8 @@ FUNCTIONS = frozenset({
     "server_initialization", "receive_change_notification", "dispatch_change_notification",
     "process_change_notification_v1", "notification_object_type", "_uses_properties", "_refusal_v1",
     "_delete_object_type", "_values", "_ignore", "_apply_update_v1", "_read_v1", "_create_queue_v1",
-    "_update_queue_v1", "_update_queue_manager_v1", "_other_machine", "_delete_queue_v1", "process_change_notification_v2",
+    "_update_queue_v1", "_update_queue_manager_v1", "_other_machine", "_delete_queue_v1",
+    "process_change_notification_v2",
     "defer_change_notification", "batch_timer_expired", "refresh_public_queues", "directory_read", "create_queue",
     "update_queue", "update_queue_manager", "_changes", "delete_queue",
 })
