@@ -18,7 +18,7 @@ that finds a violation is counted in ``violations`` (by invariant) and the next 
 
 ``--refine`` checks every handler run against the model (:mod:`mqspec.proofs.refinement`: the
 invariant ``handlers_refine_model``, a departure counted in ``violations``); ``refine`` in the report
-says whether it was on. Compare ``steps_per_second`` of two runs, one each way, for its cost.
+says whether it was on, and ``refinement_checks`` counts the handler runs checked (0 with it off). Compare ``steps_per_second`` of two runs, one each way, for its cost.
 
 ``--branches`` also reports which MC-MQDSRP handler branches the runs reached
 (:mod:`mqspec.proofs.explore.branches`: ``clauses_reached`` of ``clauses``, ``branches_reached`` of
@@ -183,7 +183,8 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
         if progress:
             with open(progress, "a", encoding="utf-8") as out:
                 out.write(json.dumps({"worker": worker, "batches": batches, "steps": Bench.stats.steps,
-                                      "runs": Bench.stats.runs, "seconds": round(time.process_time() - start, 3),
+                                      "runs": Bench.stats.runs, "refinement_checks": Bench.stats.refinement_checks,
+                                      "seconds": round(time.process_time() - start, 3),
                                       "violations": sum(violations.values()),
                                       "at": time.strftime("%H:%M:%S", time.gmtime())}) + "\n")
     seconds = time.process_time() - start
@@ -205,6 +206,7 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
         "steps_per_second": round(stats.steps / seconds, 1),
         "handler_runs": stats.handler_runs,
         "handler_runs_per_second": round(stats.handler_runs / seconds, 1),
+        "refinement_checks": stats.refinement_checks,
         "invariant_checks": stats.invariant_checks,
         "invariant_checks_per_second": round(stats.invariant_checks / seconds, 1),
         "check_seconds": round(stats.check_seconds, 3),
@@ -217,7 +219,8 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
 
 
 #: counts that add up over workers (the rest are recomputed from them or are the same in every worker)
-SUMMED = ("steps", "runs", "batches", "seconds", "handler_runs", "invariant_checks", "check_seconds", "violations")
+SUMMED = ("steps", "runs", "batches", "seconds", "handler_runs", "refinement_checks", "invariant_checks", "check_seconds",
+          "violations")
 
 
 def gather_failures(save: str, workers: int) -> None:

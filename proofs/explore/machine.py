@@ -192,6 +192,8 @@ class Stats:
         self.steps = 0
         self.runs = 0
         self.handler_runs = 0
+        #: handler runs checked against the model (with REFINE; the build's counted once, like handler_runs)
+        self.refinement_checks = 0
         #: invariant checkers run (each checked invariant once a step) and their CPU seconds
         self.invariant_checks = 0
         self.check_seconds = 0.0
@@ -266,8 +268,9 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
         self.steps_since_purge_round = 0
         #: purge rounds that ran (a site whose PSC is never installed waits for the first: see _request_input)
         self.purge_rounds = 0
-        #: the handler runs of the built enterprise this run's copy carries (not run again)
+        #: the handler runs of the built enterprise this run's copy carries (not run again), and their checks
         self.copied_handler_runs = 0
+        self.copied_refinement_checks = 0
 
     # --- the enterprise ---------------------------------------------------------------------
 
@@ -294,6 +297,7 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
         self.driver = built.copy()
         # the build's handler runs ran once, when it was built: a run from a copy counts only its own
         self.copied_handler_runs = 0 if fresh else self.driver.ghost.handler_runs  # type: ignore[union-attr]
+        self.copied_refinement_checks = 0 if fresh else self._refinement_checks()
         self._observe(f"build {pscs} site(s), BSCs {bscs[:pscs]}", full=True)
         # a purge round may come at once: while every PSC neighbor is a running PSC that acknowledges, so that the
         # authority purges (3.1.7.2.9), and in an enterprise of one site while the PEC has no PSC neighbor (E-132;
@@ -821,22 +825,30 @@ class ReplicationMachine(Steering, RuleBasedStateMachine):
         for name in inv.NAMES:
             self._fail(name)
 
+    def _count_run(self) -> None:
+        stats = type(self).stats
+        stats.runs += 1
+        stats.handler_runs += self.driver.ghost.handler_runs - self.copied_handler_runs  # type: ignore[union-attr]
+        stats.refinement_checks += self._refinement_checks() - self.copied_refinement_checks
+
+    def _refinement_checks(self) -> int:
+        refinement = getattr(self.driver.ghost, "refinement", None)
+        return sum(refinement.checked.values()) if refinement is not None else 0
+
     def teardown(self) -> None:
         """Every run ends with a settle and the quiescence invariants (convergence)."""
         if self.driver is None:
             return
         stats = type(self).stats
         if self.failed:  # a step already failed: report that failure alone
-            stats.runs += 1
-            stats.handler_runs += self.driver.ghost.handler_runs - self.copied_handler_runs  # type: ignore[union-attr]
+            self._count_run()
             return
         try:
             self._settle()
             for name in inv.NAMES:
                 self._fail(name)
         finally:
-            stats.runs += 1
-            stats.handler_runs += self.driver.ghost.handler_runs - self.copied_handler_runs  # type: ignore[union-attr]
+            self._count_run()
             if self.RECORD:
                 stats.recorded.append((list(self.driver.inputs), list(self.driver.trace)))
 
