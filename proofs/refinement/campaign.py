@@ -10,7 +10,9 @@ first (:data:`HANDLERS`) and mode:
 * ``refined``: no run of it departed from the model, on ``states`` checked runs;
 * ``violated``: a run departed: the departure (handler, section, server, event, the differences in
   post-state, messages, timers, directory events), the handlers that ran in it and the run's
-  inputs, shrunk when there is time (:func:`mqspec.proofs.explore.minimize.minimize`);
+  inputs, shrunk when there is time (:func:`mqspec.proofs.explore.minimize.minimize`). A handler run
+  that raises is a departure too ("the reference raised ..."): the model's transition takes every
+  event, so a handler that cannot finish one departs from it;
 * ``unreached``: the campaign never ran it: nothing is claimed, and `mqspec prove` says so.
 
 One more row per mode, ``refinement-branches``, says whether the runs reached every branch of the
@@ -110,14 +112,24 @@ class Watch:
         self.tracer = tracer
         self.tallies: dict[str, Tally] = collections.defaultdict(Tally)
         self.departures: list[Any] = []
+        #: the check whose handler run is in progress (between its begin and end)
+        self.running: Any = None
 
-    def begin(self) -> None:
+    def begin(self, refinement: Any) -> None:
         self.tracer.called = set()
+        self.running = refinement
+
+    def raised(self, exc: BaseException) -> bool:
+        """Record the handler run in progress, which raised ``exc``, as a departure; False when none was in
+        progress (the exception is the harness's own, and propagates)."""
+        running, self.running = self.running, None
+        return running is not None and bool(running.raised(exc))
 
     def called(self) -> set[str]:
         return self.tracer.called
 
     def end(self, handler: str, departure: Any) -> None:
+        self.running = None
         tally = self.tallies[handler]
         tally.states += 1
         tally.called |= self.tracer.called
@@ -155,6 +167,7 @@ def run(mode: str, profile: str = "default", *, stop_at_first: bool = False, shr
                       suppress_health_check=list(HealthCheck), print_blob=False)
     previous, check.WATCH = check.WATCH, watch
     scenario_failures: list[str] = []
+    raised = False  # a handler of a seeded run raised (its departure is in watch)
     every_seed, every_examples, every_steps = conf["every"][mode]
     plan = [(True, seed, conf["examples"][mode], conf["steps"]) for seed in conf["seeds"][mode]]
     plan.append((False, every_seed, every_examples, every_steps))
@@ -164,7 +177,7 @@ def run(mode: str, profile: str = "default", *, stop_at_first: bool = False, shr
             if log:
                 log(f"refinement {mode}: the scenario files, {time.perf_counter() - started:.0f} s")
             for fast, seed, examples, length in plan:
-                if (failures or scenario_failures) and stop_at_first:
+                if (failures or scenario_failures or raised) and stop_at_first:
                     break
                 machine = _machine(the_mode, fast, length)
                 hypothesis.core.global_force_seed = seed * 1_000_003 + (0 if fast else 7)
@@ -173,6 +186,10 @@ def run(mode: str, profile: str = "default", *, stop_at_first: bool = False, shr
                         config, max_examples=examples, stateful_step_count=length))
                 except em.InvariantViolation as exc:
                     failures.append((exc, list(machine.stats.last_failure or []), fast))
+                except Exception as exc:  # noqa: BLE001 - as in _scenarios: a handler that raised departs
+                    if not watch.raised(exc):
+                        raise
+                    raised = True
                 steps += machine.stats.steps
                 if log:
                     log(f"refinement {mode} seed {seed}{'' if fast else ' (every firing)'}: "
@@ -224,7 +241,15 @@ def _scenarios(mode: Mode, failures: list[str], stop_at_first: bool, log: Any = 
             continue
         started = time.perf_counter()
         watch = InvariantWatch(names=("handlers_refine_model",), refine=True)
-        scenario_run.run(load(path), mode=mode, trace=watch.record, attach=watch.attach, skip_idle_timers=True)
+        try:
+            scenario_run.run(load(path), mode=mode, trace=watch.record, attach=watch.attach, skip_idle_timers=True)
+        except Exception as exc:  # noqa: BLE001 - a handler that raises departs (Watch.raised), else it propagates
+            if not check.WATCH.raised(exc):
+                raise
+            failures.append(str(path))
+            if stop_at_first:
+                break
+            continue
         if watch.finish():
             failures.append(str(path))
             if stop_at_first:

@@ -54,7 +54,7 @@ TIMERS = {
     "bsc_ack": ("bsc_ack_timer_event", "3.3.6.2"),
     "change_request_wait": ("change_request_wait_expired", "3.3.7.1"),
 }
-#: a listener of every check (the campaign's tally): ``begin()`` before a handler run, ``end(handler,
+#: a listener of every check (the campaign's tally): ``begin(check)`` before a handler run, ``end(handler,
 #: departure or None)`` after its check, ``called()`` the handler functions the run called (or None)
 WATCH: Any = None
 #: the messages whose handler may change the directory (the others only read it)
@@ -193,7 +193,7 @@ class Refinement:
 
     def before(self, world: Any, qm: Any, event: tuple[Any, ...]) -> None:
         if WATCH is not None:
-            WATCH.begin()
+            WATCH.begin(self)
         store = qm.directory
         if _writes_directory(event):
             server = server_of(qm, store.copy())
@@ -201,7 +201,7 @@ class Refinement:
         else:
             server = server_of(qm, store)
             mark = _digest(store)
-        self._pre[qm.machine_name] = (server, view(server) if self.keep_pre else None, mark)
+        self._pre[qm.machine_name] = (server, view(server) if self.keep_pre else None, mark, event)
 
     def effect(self, world: Any, qm: Any, effect: object) -> None:
         pass
@@ -210,7 +210,7 @@ class Refinement:
         entry = self._pre.pop(qm.machine_name, None)
         if entry is None:
             return
-        server, pre, mark = entry
+        server, pre, mark, _ = entry
         handler, section = handler_of(event)
         self.checked[handler] += 1
         problems: list[str] = []
@@ -238,6 +238,23 @@ class Refinement:
 
     def crashed(self, world: Any, name: str, lose: str) -> None:
         self._pre.pop(name, None)
+
+    def raised(self, exc: BaseException) -> list[Departure]:
+        """The handler runs the reference began and never finished because it raised ``exc``: each is a departure
+        (the model's transition is total, a handler that raises takes none of them). The World cannot go on."""
+        found = []
+        for node, (_, pre, _, event) in self._pre.items():
+            handler, section = handler_of(event)
+            self.checked[handler] += 1
+            ran = tuple(sorted(WATCH.called())) if WATCH is not None else ()
+            departure = Departure(handler, section, node, self.world.now, describe(event), pre,
+                                  (f"the reference raised {type(exc).__name__}: {exc}",), ran)
+            self.departures.append(departure)
+            found.append(departure)
+            if WATCH is not None:
+                WATCH.end(handler, departure)
+        self._pre.clear()
+        return found
 
     def skipped(self, world: Any, qm: Any, event: tuple[Any, ...]) -> None:
         pass

@@ -5,9 +5,10 @@ Cheap runs only (a few scenario files, a second or two each): the campaign itsel
 """
 
 from importlib import resources
+from pathlib import Path
 
 import pytest
-from mqspec.proofs.refinement import check, exemptions, mqcn, mqsd
+from mqspec.proofs.refinement import campaign, check, exemptions, mqcn, mqsd
 from mqspec.proofs.scenario_watch import InvariantWatch
 from mqspec.refimpl import mqcn_dmpr, mqcn_server, mqdsrp_client, mqdsrp_objects, mqdsrp_server
 from mqspec.refimpl import mqsd_client, mqsd_server
@@ -21,6 +22,7 @@ SYNC_AT_PURGE_POINT = ("mqspec.proofs.refinement.scenarios", "sync-from-the-purg
 BSC_CHANGE_REQUEST = ("mqspec.proofs.refinement.scenarios", "bsc-forwards-a-change-request-for-its-site.yaml")
 NACKED_REQUEST = ("mqspec.proofs.refinement.scenarios", "change-request-nacked-after-its-wait.yaml")
 STRAY_PSC_ACKS = ("mqspec.proofs.refinement.scenarios", "psc-acks-the-handler-records-nothing-of.yaml")
+PEC_WITHOUT_SITE = ("mqspec.proofs.refinement.scenarios", "pec-acked-with-no-site-partition.yaml")
 
 
 def _run(package, name, mode=Mode.CLARIFIED):
@@ -150,6 +152,36 @@ def test_the_campaigns_stray_psc_acks_refine_and_the_neighbor_guard_cannot_be_dr
                           ("drop-then: if neighbor is None", "pass")):
         with vm.installed(handler, _mutant(handler, before, after)), pytest.raises(AttributeError):
             _run(*STRAY_PSC_ACKS)
+
+
+def test_a_handler_that_raises_departs_and_the_campaign_names_it():
+    """The PEC whose own site was deleted and which restarted has no MySitePartition; PSC1's ack of the enterprise
+    partition refines the model. With the operand `qm.my_site_partition is not None` dropped, Receive PSC Ack
+    raises there: the campaign records a departure of receive_psc_ack (3.2.7.4) at PEC0 saying what it raised,
+    counts the file as failed and goes on (a traceback would name no handler and end `mqspec prove`)."""
+    result, watch, refinement = _run(*PEC_WITHOUT_SITE)
+    assert not result.failures and watch.violations == [] and refinement.checked["receive_psc_ack"] == 1
+    handler = mqdsrp_server.receive_psc_ack
+    tally = campaign.Watch(campaign.Tracer())
+    previous, check.WATCH = check.WATCH, tally
+    failures: list[str] = []
+    try:
+        with vm.installed(handler, _mutant(handler, "drop-operand: qm.my_site_partition is not None", "(dropped)")):
+            campaign._scenarios(Mode.CLARIFIED, failures, False, only=frozenset({PEC_WITHOUT_SITE[1]}))
+    finally:
+        check.WATCH = previous
+    assert [Path(str(f)).name for f in failures] == [PEC_WITHOUT_SITE[1]]
+    [departure] = tally.departures
+    assert (departure.handler, departure.section, departure.node) == ("receive_psc_ack", "3.2.7.4", "PEC0")
+    assert departure.differences == (
+        "the reference raised AttributeError: 'NoneType' object has no attribute 'partition_id'",)
+    assert tally.tallies["receive_psc_ack"].departures == [departure] and tally.running is None
+
+
+def test_an_exception_outside_any_handler_run_is_the_harness_own():
+    """Watch.raised claims an exception only while a handler run is in progress: otherwise it propagates."""
+    tally = campaign.Watch(campaign.Tracer())
+    assert tally.raised(RuntimeError("the harness")) is False
 
 
 def test_differences_name_each_field_that_differs():
