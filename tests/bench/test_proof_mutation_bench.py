@@ -35,3 +35,12 @@ def test_a_row_the_reference_fails_too_catches_no_mutant():
     assert pm.classify("MC-MQDSRP", "m", 1, [literal], known, {"m": "why"}, 0.0).status == "equivalent"
     caught = pm.classify("MC-MQDSRP", "m", 1, [literal, clarified], known, {}, 0.0)
     assert (caught.status, caught.caught_by, caught.rows) == ("caught", ("bounded",), (clarified[1],))
+
+
+def test_each_listed_equivalent_is_a_mutant_the_engine_makes_with_a_reason():
+    """proofs/refinement/equivalent_mutants.yaml names mutants by the engine's names: an entry naming no mutant (a
+    renamed function, a rewritten guard) would excuse nothing and hide that its reason is stale."""
+    listed = pm.equivalent_mutants()
+    made = {m.name for document in pm.DOCUMENTS for _, m in pm.mutants(document)}
+    assert listed and sorted(set(listed) - made) == []
+    assert all(len(reason) > 80 for reason in listed.values())
