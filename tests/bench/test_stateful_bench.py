@@ -45,7 +45,7 @@ def test_the_rates_and_the_cost_shares_add_up():
     from mqspec.proofs import invariants as inv
 
     assert out["invariant_checks"] == out["steps"] * len(inv.NAMES)  # every invariant after every step
-    assert out["handler_runs"] > 0
+    assert out["handler_runs"] > 0 and out["refinement_checks"] == 0  # the check is off
     assert out["handler_runs_per_second"] == pytest.approx(out["handler_runs"] / out["seconds"], rel=1e-3)
     assert out["invariant_checks_per_second"] == pytest.approx(out["invariant_checks"] / out["seconds"], rel=1e-3)
     costs = out["rule_costs"]
@@ -54,3 +54,11 @@ def test_the_rates_and_the_cost_shares_add_up():
     shares = bench.cost_shares(costs, out["check_seconds"], out["seconds"])
     assert abs(sum(line["share"] for line in shares.values()) - 1) < 0.01
     assert shares[bench.REST]["seconds"] >= 0
+
+
+def test_with_refine_every_handler_run_is_checked_against_the_model():
+    """--refine: the report counts the handler runs checked, and each one is (the build's counted once, as its
+    handler runs are, however many runs start from a copy of it)."""
+    out = _bench().run(40, Mode.CLARIFIED, 20, 2, "ci", seed=5, refine=True)
+    assert out["refine"] is True and out["violations"] == 0
+    assert out["refinement_checks"] == out["handler_runs"] > 0
