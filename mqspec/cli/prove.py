@@ -132,10 +132,13 @@ def prove(mode: str, as_json: bool, jobs: int, no_bmc: bool, handlers: tuple[str
 
 
 def _print_refinement(rows: list) -> None:
-    """One line per handler and mode (status, states checked, branches reached), the departures, what is left out."""
+    """One line per handler and mode (status, states checked, branches reached), the departures, what is left out;
+    then the enterprise invariants on the projected states."""
     from mqspec.proofs.refinement.exemptions import lines
     from mqspec.wording import plural
 
+    whole = [r for r in rows if r.obligation.name.startswith("enterprise-")]
+    rows = [r for r in rows if not r.obligation.name.startswith("enterprise-")]
     click.echo("")
     click.echo(f"{'refinement':44} {'mode':9} {'status':10} {'states':>7} {'branches':>9}")
     for r in rows:
@@ -163,4 +166,28 @@ def _print_refinement(rows: list) -> None:
     click.echo(f"refinement: {by['refined']} refined, {by['violated']} violated, {by['unreached']} unreached, "
                f"{by['incomplete']} incomplete, over {plural(steps, 'checked step')} in both modes")
     for line in lines():
+        click.echo(line)
+    if whole:
+        _print_enterprise(whole)
+
+
+def _print_enterprise(rows: list) -> None:
+    """The enterprise model's state invariants on the scenario files' projected states: one line each."""
+    from mqspec.proofs.refinement.enterprise import exemption_lines
+    from mqspec.wording import plural
+
+    click.echo("")
+    click.echo(f"{'enterprise invariant on projected states':60} {'mode':9} {'status':10} {'states':>7}")
+    for r in rows:
+        states = (r.detail or {}).get("states", "")
+        click.echo(f"{r.obligation.invariant:60} {r.obligation.mode:9} {r.status:10} {states:>7}")
+    for r in rows:
+        if r.status == "violated" and r.counterexample:
+            click.echo("")
+            click.echo(r.counterexample["trace"])
+    held = sum(r.status == "refined" for r in rows)
+    d = rows[0].detail or {}
+    click.echo(f"enterprise: {held} of {len(rows)} state invariants hold on {plural(d.get('states', 0), 'state')} of "
+               f"{plural(d.get('scenario_files', 0), 'scenario file')} (clarified)")
+    for line in exemption_lines():
         click.echo(line)

@@ -56,5 +56,7 @@ What is abstracted, and why.
 
 The assumptions the proofs make that no invariant discharges are named and listed by ``mqspec prove``
 (:mod:`.assumptions`), with what each per-server assumption of :mod:`mqspec.proofs.z3_events` became.
-:mod:`.projection` maps a running :class:`~mqspec.refimpl.world.World` onto this model's state.
+:mod:`.projection` maps a running :class:`~mqspec.refimpl.world.World` onto this model's state, and
+:mod:`.evaluate` evaluates the invariants on such a state: the refinement campaign's enterprise check
+(:mod:`mqspec.proofs.refinement.enterprise`) does so after each step of its scenario files.
 """

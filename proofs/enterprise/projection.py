@@ -96,6 +96,11 @@ class EnterpriseRecorder:
     ap: set[tuple[str, str, Any, int]] = attrs.field(factory=set)
     ack: set[tuple[str, str, Any, int]] = attrs.field(factory=set)
     replies: list[Reply] = attrs.field(factory=list)
+    #: every server the enterprise had: one a handover stopped keeps its state in the model (``alive`` false)
+    servers: dict[str, QueueManager] = attrs.field(factory=dict)
+    #: the partition of each object in the authority's history (``part``, for one no server holds any more)
+    parts: dict[Any, Any] = attrs.field(factory=dict)
+    _deleting: set[str] = attrs.field(factory=set)
     _answering: dict[str, SyncRequestMessage] = attrs.field(factory=dict)
     _names: dict[tuple[Any, str], Any] = attrs.field(factory=dict)
 
@@ -106,6 +111,8 @@ class EnterpriseRecorder:
     # --- the World's observation hook ---------------------------------------------------------------------
 
     def before(self, world: Any, qm: QueueManager, event: tuple[Any, ...]) -> None:
+        if qm.machine_name not in self.roles:  # World.add_node tells no observer; a node's first run is its start
+            self.topology_changed(world)
         self._answering.pop(qm.machine_name, None)
         if len(event) == 2 and event[0] == "receive":
             from mqspec.model import mqdsrp
@@ -129,6 +136,15 @@ class EnterpriseRecorder:
         for p in qm.partitions:
             if qm.is_authority_of(p):
                 self.authority[p.partition_id] = (p.last_seq_number.value, p.purged_seq_number.value)
+        if qm.machine_name in self._deleting:
+            # a delete's DirectoryOperation carries no SeqNumber: the authority's new tombstone has it (E-108)
+            self._deleting.discard(qm.machine_name)
+            for d in qm.deleted_objects:
+                partition = qm.find_partition(d.partition_id)
+                if d.identifier is not None and partition is not None and qm.is_authority_of(partition):
+                    self.parts.setdefault(d.identifier, d.partition_id)
+                    self.hist.add((d.identifier, d.seq_number.value))
+                    self.hdel.add((d.identifier, d.seq_number.value))
 
     def skipped(self, world: Any, qm: QueueManager, event: tuple[Any, ...]) -> None:
         """A handler run the fast path skipped changes nothing (its empty propagation is not recorded)."""
@@ -142,6 +158,7 @@ class EnterpriseRecorder:
         for name, qm in world.nodes.items():
             if name not in self.roles:
                 self.roles[name] = (qm.role, qm.site_identifier)
+                self.servers[name] = qm
                 self.used.add(name)
                 for old in gone:
                     role, site = self.roles[old]
@@ -151,23 +168,48 @@ class EnterpriseRecorder:
     # --- what the hooks record -------------------------------------------------------------------------------
 
     def _history(self, qm: QueueManager, op: DirectoryOperation) -> None:
+        if op.operation == "delete" and op.status == 0:
+            self._deleting.add(qm.machine_name)
         if op.status != 0 or op.operation not in ("create", "update", "delete") or op.seq_number is None:
             return
         partition = qm.find_partition(op.partition_id) if op.partition_id is not None else None
         if partition is None or not qm.is_authority_of(partition):
             return
         key = (op.partition_id, op.path_name or "")
-        guid = op.guid or self._names.get(key)
+        guid = op.guid
         if guid is None and op.path_name is not None:
+            # the object the path names now (a create may reuse the path of an object deleted before), else
+            # the last one it named (a delete's object is gone)
             obj = qm.directory.find(path_name=op.path_name, object_type=op.object_type)
-            guid = getattr(obj, "guid", None)
+            guid = getattr(obj, "guid", None) or self._names.get(key)
+        if guid is None and op.operation != "delete":
+            # an object no path names (a routing link named by PROPID_L_ID): the one the change numbered
+            guid = next((o.guid for o in qm.directory.objects.values()
+                         if o.partition_id == op.partition_id and o.seq_number.value == op.seq_number), None)
         if guid is None:
             return
         if op.path_name is not None:
             self._names[key] = guid
+        self.parts.setdefault(guid, op.partition_id)
         self.hist.add((guid, op.seq_number))
         if op.operation == "delete":
             self.hdel.add((guid, op.seq_number))
+
+    def deletions(self, qm: QueueManager, changes: Any, hist: set[tuple[Any, int]],
+                  hdel: set[tuple[Any, int]]) -> None:
+        """Add to ``hist`` and ``hdel`` the deletions among ``changes`` that ``qm`` numbered as their partition's
+        authority: a second record of the authority's history that does not depend on the tombstone it keeps."""
+        for c in changes:
+            if c.command is not Command.DELETE:
+                continue
+            partition = qm.find_partition(c.partition_id)
+            if partition is None or not qm.is_authority_of(partition):
+                continue
+            guid = c.guid_identifier or self._names.get((c.partition_id, c.path_name or ""))
+            if guid is not None:
+                self.parts.setdefault(guid, c.partition_id)
+                hist.add((guid, c.seq_number.value))
+                hdel.add((guid, c.seq_number.value))
 
     def _sent(self, world: Any, qm: QueueManager, effect: EnqueueMessage) -> None:
         src, dst, msg = qm.machine_name, effect.destination, effect.body
@@ -175,6 +217,7 @@ class EnterpriseRecorder:
         if kind is ChangePropagationMessage:
             for c in msg.changes:
                 self.prop.add((c.partition_id, c.seq_number.value, c.purged_seq_number.value))
+            self.deletions(qm, msg.changes, self.hist, self.hdel)
             header = msg.seq_numbers
             to_bsc = self.roles.get(dst, (None,))[0] is Role.BSC
             for entry in header.partitions:
@@ -237,10 +280,13 @@ class Snapshot:
 
 def project(world: Any, recorder: EnterpriseRecorder) -> Snapshot:
     """The enterprise model's state of ``world`` now (``recorder`` attached before its first event)."""
-    nodes = world.nodes
+    recorder.topology_changed(world)  # servers added and not yet started
+    nodes = recorder.servers
     pec = next((n for n, qm in nodes.items() if qm.is_pec), None)
     has, twice, authname, sync0, pscnb = set(), set(), set(), set(), set()
-    last, purged, allowed, window, ver, tseq, acked, part = {}, {}, {}, {}, {}, {}, {}, {}
+    last, purged, allowed, window, ver, tseq, acked = {}, {}, {}, {}, {}, {}, {}
+    hist, hdel = set(recorder.hist), set(recorder.hdel)
+    part: dict[Any, Any] = {}
     prop = set(recorder.prop)
     for name, qm in nodes.items():
         for p in qm.partitions:
@@ -264,10 +310,14 @@ def project(world: Any, recorder: EnterpriseRecorder) -> Snapshot:
             pscnb.add((name, n.machine_name))
             acked[(name, n.machine_name, PEC_PARTITION_ID)] = n.acked_pec_seq_number.value
             acked[(name, n.machine_name, n.partition_id)] = n.acked_seq_number.value
+        for n in (*qm.psc_neighbors, *qm.bsc_neighbors):
             for c in n.available_changes:
                 prop.add((c.partition_id, c.seq_number.value, c.purged_seq_number.value))
+            recorder.deletions(qm, n.available_changes, hist, hdel)
+    for guid, partition_id in recorder.parts.items():  # objects of the history no server holds any more
+        part.setdefault(guid, partition_id)
     return Snapshot(
-        pec=pec, ent=PEC_PARTITION_ID, alive=frozenset(nodes), used=frozenset(recorder.used),
+        pec=pec, ent=PEC_PARTITION_ID, alive=frozenset(world.nodes), used=frozenset(recorder.used),
         bsc=frozenset(n for n, (role, _) in recorder.roles.items() if role is Role.BSC),
         site={n: site for n, (_, site) in recorder.roles.items()}, part=part,
         has=frozenset(has), twice=frozenset(twice), authname=frozenset(authname), last=last, purged=purged,
@@ -277,5 +327,5 @@ def project(world: Any, recorder: EnterpriseRecorder) -> Snapshot:
         ack=frozenset(recorder.ack), replies=tuple(recorder.replies),
         alast={p: v[0] for p, v in recorder.authority.items()},
         apurged={p: v[1] for p, v in recorder.authority.items()},
-        hist=frozenset(recorder.hist), hdel=frozenset(recorder.hdel), handed=frozenset(recorder.handed),
+        hist=frozenset(hist), hdel=frozenset(hdel), handed=frozenset(recorder.handed),
     )

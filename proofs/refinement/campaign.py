@@ -21,6 +21,11 @@ enterprise reaches are listed there with their reason): ``refined`` when they di
 with the branches missed otherwise. A ``violated`` row makes `mqspec prove` exit 1; ``unreached`` and
 ``incomplete`` rows are printed as the campaign's gaps (what it does not check), not counted as refined.
 
+In clarified mode the campaign's scenario files are also checked against the enterprise model
+(:mod:`.enterprise`): after each top-level step the World is projected onto the enterprise model's state and
+every state invariant of it evaluated there, one row ``enterprise-<invariant>`` each (``refined`` or
+``violated``, with the file, the step and the instance that fails).
+
 The seeds and run lengths are :data:`PROFILES` (``default``: a minute or two per mode on two cores;
 ``soak``: longer). The same profile and mode give the same rows (timings aside).
 """
@@ -43,7 +48,7 @@ from mqspec.proofs.pool import pool_map
 from mqspec.refimpl.effects import Mode
 from mqspec.wording import plural
 
-from . import check
+from . import check, enterprise
 
 #: the handlers a World event runs first, with their sections: one row each per mode
 HANDLERS: tuple[tuple[str, str], ...] = (
@@ -168,12 +173,13 @@ def run(mode: str, profile: str = "default", *, stop_at_first: bool = False, shr
     previous, check.WATCH = check.WATCH, watch
     scenario_failures: list[str] = []
     raised = False  # a handler of a seeded run raised (its departure is in watch)
+    whole = enterprise.Tally() if the_mode is Mode.CLARIFIED else None
     every_seed, every_examples, every_steps = conf["every"][mode]
     plan = [(True, seed, conf["examples"][mode], conf["steps"]) for seed in conf["seeds"][mode]]
     plan.append((False, every_seed, every_examples, every_steps))
     try:
         with tracer:
-            steps += _scenarios(the_mode, scenario_failures, stop_at_first, log, conf["scenarios"][mode])
+            steps += _scenarios(the_mode, scenario_failures, stop_at_first, log, conf["scenarios"][mode], whole)
             if log:
                 log(f"refinement {mode}: the scenario files, {time.perf_counter() - started:.0f} s")
             for fast, seed, examples, length in plan:
@@ -224,13 +230,16 @@ def run(mode: str, profile: str = "default", *, stop_at_first: bool = False, shr
         rows.append(Result(Obligation(f"refinement-{handler}", "handlers_refine_model", handler, mode, "refinement",
                                       "refinement", "one"), status, seconds / len(HANDLERS), counterexample,
                            detail=detail))
+    if whole is not None:
+        rows += whole.rows()
     return rows, tracer.lines
 
 
 def _scenarios(mode: Mode, failures: list[str], stop_at_first: bool, log: Any = None,
-               only: frozenset[str] | None = None) -> int:
+               only: frozenset[str] | None = None, whole: enterprise.Tally | None = None) -> int:
     """Run the scenario files (``only`` those named, if given) with the refinement check on; the files whose run
-    departed go to ``failures``."""
+    departed go to ``failures``. With ``whole``, each file's states are also checked against the enterprise
+    model's invariants (:mod:`.enterprise`)."""
     from mqspec.proofs.scenario_watch import InvariantWatch
     from mqspec.refimpl import scenario_run
     from mqspec.refimpl.scenario import load
@@ -241,8 +250,12 @@ def _scenarios(mode: Mode, failures: list[str], stop_at_first: bool, log: Any = 
             continue
         started = time.perf_counter()
         watch = InvariantWatch(names=("handlers_refine_model",), refine=True)
+        ent = whole.watch(path.name) if whole is not None else None
+        trace, attach = watch.record, watch.attach
+        if ent is not None:
+            trace, attach = _both(watch.record, ent.record), _both(watch.attach, ent.attach)
         try:
-            scenario_run.run(load(path), mode=mode, trace=watch.record, attach=watch.attach, skip_idle_timers=True)
+            scenario_run.run(load(path), mode=mode, trace=trace, attach=attach, skip_idle_timers=True)
         except Exception as exc:  # noqa: BLE001 - a handler that raises departs (Watch.raised), else it propagates
             if not check.WATCH.raised(exc):
                 raise
@@ -250,6 +263,8 @@ def _scenarios(mode: Mode, failures: list[str], stop_at_first: bool, log: Any = 
             if stop_at_first:
                 break
             continue
+        if ent is not None:
+            ent.finish()
         if watch.finish():
             failures.append(str(path))
             if stop_at_first:
@@ -258,6 +273,14 @@ def _scenarios(mode: Mode, failures: list[str], stop_at_first: bool, log: Any = 
         if log:
             log(f"refinement {mode.value}: {path.name}, {time.perf_counter() - started:.1f} s")
     return steps
+
+
+def _both(first: Any, second: Any) -> Any:
+    def call(arg: Any) -> None:
+        first(arg)
+        second(arg)
+
+    return call
 
 
 def scenario_files() -> list[Any]:

@@ -116,8 +116,10 @@ def bounded_rows() -> list[Any]:
 def failing_rows(document: str, profile: str = "default", bounded: bool = True) -> list[tuple[str, str]]:
     """The rows that would make `mqspec prove` exit 1 with the code as installed now, each as (row kind, "name
     (mode): status"): the refinement campaign's departures (unreached handlers and branches are printed gaps, not
-    failures) and, for MC-MQDSRP when the campaign found none, the bounded runs that are not proved."""
-    bad = [("refinement", r) for r in refinement_rows(document, profile) if r.status == "violated"]
+    failures), its enterprise invariants that fail on a projected state (kind ``enterprise``, campaign.py's
+    ``enterprise-`` rows) and, for MC-MQDSRP when the campaign found none, the bounded runs that are not proved."""
+    bad = [("enterprise" if r.obligation.name.startswith("enterprise-") else "refinement", r)
+           for r in refinement_rows(document, profile) if r.status == "violated"]
     if not bad and bounded and document == "MC-MQDSRP":
         bad = [("bounded", r) for r in bounded_rows() if r.status != "proved"]
     return [(kind, f"{r.obligation.name} ({r.obligation.mode}): {r.status}") for kind, r in bad]
@@ -173,7 +175,8 @@ def report(outcomes: list[Outcome], listed: dict[str, str]) -> dict[str, Any]:
         "caught_by": {kind: sum(kind in o.caught_by for o in caught)
                       for kind in ("refinement", "bounded", "per-server", "enterprise")},
         "not_run_per_mutant": {"per-server": "the Z3 obligations import nothing from refimpl: no mutant changes them",
-                               "enterprise": "the enterprise obligations import nothing from refimpl"},
+                               "enterprise": "the enterprise obligations import nothing from refimpl (the enterprise "
+                                             "invariants on the campaign's projected states are run: kind enterprise)"},
         "equivalent": sum(o.status == "equivalent" for o in outcomes),
         "survived": sum(o.status == "survived" for o in outcomes),
         "timeouts": sum(o.status == "timeout" for o in outcomes),
