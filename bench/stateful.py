@@ -18,7 +18,8 @@ that finds a violation is counted in ``violations`` (by invariant) and the next 
 
 ``--refine`` checks every handler run against the model (:mod:`mqspec.proofs.refinement`: the
 invariant ``handlers_refine_model``, a departure counted in ``violations``); ``refine`` in the report
-says whether it was on, and ``refinement_checks`` counts the handler runs checked (0 with it off). Compare ``steps_per_second`` of two runs, one each way, for its cost.
+says whether it was on, and ``refinement_checks`` counts the handler runs checked (0 with it off).
+Compare ``steps_per_second`` of two runs, one each way, for its cost.
 
 ``--branches`` also reports which MC-MQDSRP handler branches the runs reached
 (:mod:`mqspec.proofs.explore.branches`: ``clauses_reached`` of ``clauses``, ``branches_reached`` of

@@ -83,8 +83,7 @@ class Tally:
         out = []
         for inv in STATE_INVARIANTS:
             found = self.violations.get(inv.name)
-            detail = {"section": "enterprise", "states": self.states, "scenario_files": len(self.files),
-                      "branches_reached": "", "branches": ""}
+            detail = {"section": "enterprise", "states": self.states, "scenario_files": len(self.files)}
             counterexample = None
             if found is not None:
                 counterexample = {"trace": found.text(), "file": found.file, "step": found.step,
