@@ -220,8 +220,8 @@ def run(steps: int, mode: Mode, step_count: int, batch: int, profile: str,
 
 
 #: counts that add up over workers (the rest are recomputed from them or are the same in every worker)
-SUMMED = ("steps", "runs", "batches", "seconds", "handler_runs", "refinement_checks", "invariant_checks", "check_seconds",
-          "violations")
+SUMMED = ("steps", "runs", "batches", "seconds", "handler_runs", "refinement_checks", "invariant_checks",
+          "check_seconds", "violations")
 
 
 def gather_failures(save: str, workers: int) -> None:
