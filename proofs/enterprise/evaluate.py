@@ -32,7 +32,7 @@ from mqspec.model.seqnum import MAX_SEQ_NUMBER
 
 from . import invariants as ei
 from .projection import Snapshot
-from .vocabulary import BY_NAME, State
+from .vocabulary import BY_NAME, MUTABLE, State
 
 MAX = MAX_SEQ_NUMBER.value
 #: the value of a function symbol where the snapshot has none (3.1.1.2.3's initial values; an acknowledgement
@@ -390,14 +390,10 @@ def violations(snap: Snapshot, previous: Snapshot | None = None,
     return out
 
 
-#: the symbols every state shares (the vocabulary's immutable ones)
-IMMUTABLE = tuple(s.name for s in BY_NAME.values() if not s.mutable)
-
-
 def _with_immutable(before: Structure, now: Structure) -> Structure:
     """``before`` with ``now``'s immutable symbols and domains (a step's two states share them)."""
-    relations = {**before.relations, **{k: v for k, v in now.relations.items() if k in IMMUTABLE}}
-    functions = {**before.functions, **{k: v for k, v in now.functions.items() if k in IMMUTABLE}}
+    relations = {**before.relations, **{k: v for k, v in now.relations.items() if k not in MUTABLE}}
+    functions = {**before.functions, **{k: v for k, v in now.functions.items() if k not in MUTABLE}}
     domains = {k: sorted(set(before.domains[k]) | set(now.domains[k]), key=int if k == "SeqNumber" else str)
                for k in now.domains}
     return Structure(relations, functions, domains)
