@@ -73,7 +73,7 @@ LITERAL_QUICK = frozenset({
     "replica_last_seq_monotone_except_sync0-literal-in-check_pending_changes-receive_sync_reply.yaml",
     "changes_carry_authority_purged_seq-by-propagate_directory_change.yaml",
     "changes_skip_no_deletion-by-receive_sync_request.yaml", "changes_chain_forward-by-receive_sync_request.yaml",
-    "change-request-nacked-after-its-wait.yaml",
+    "change-request-nacked-after-its-wait.yaml", "literal-bsc-with-a-psc-neighbor.yaml",
 })
 #: the runs of a profile, per mode: the scenario files (``scenarios``: None, every file: the section 4 examples,
 #: the errata's and the counterexamples, and the campaign's own, proofs/refinement/scenarios; or the names of

@@ -39,6 +39,9 @@ OUT_OF_SCOPE: dict[str, str] = {
     "model the AuthorityName of a site's partition names a server that owns it (1.3.1.2)",
     "e318-a-deleted-sites-psc-neighbor-goes-at-every-psc.yaml": "a client creates a site whose PSC names no server "
     "and deletes it; the enterprise model has neither (1.3.1.2; no site deletion, 3.1.7.2.7 and E-318)",
+    "literal-bsc-with-a-psc-neighbor.yaml": "a misbehaving peer's SeqNumberHeader gives the enterprise partition a "
+    "PurgedSeqNumber its authority never reached (the file's literal states need it); the enterprise model's "
+    "headers are the ones its servers send",
     "e315-new-psc-knew-its-site-before-the-move.yaml": "the new PSC of a site first holds the site's partition as a "
     "replica and asks its old PSC for it (E-315); the model's handover (move_psc) gives the new PSC the old one's "
     "partition at once, so it has no PSC that sent a Sync Request for its own site (sync_answers_go_to_replicas "

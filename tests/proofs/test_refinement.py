@@ -23,6 +23,7 @@ BSC_CHANGE_REQUEST = ("mqspec.proofs.refinement.scenarios", "bsc-forwards-a-chan
 NACKED_REQUEST = ("mqspec.proofs.refinement.scenarios", "change-request-nacked-after-its-wait.yaml")
 STRAY_PSC_ACKS = ("mqspec.proofs.refinement.scenarios", "psc-acks-the-handler-records-nothing-of.yaml")
 PEC_WITHOUT_SITE = ("mqspec.proofs.refinement.scenarios", "pec-acked-with-no-site-partition.yaml")
+LITERAL_BSC = ("mqspec.proofs.refinement.scenarios", "literal-bsc-with-a-psc-neighbor.yaml")
 
 
 def _run(package, name, mode=Mode.CLARIFIED):
@@ -152,6 +153,29 @@ def test_the_campaigns_stray_psc_acks_refine_and_the_neighbor_guard_cannot_be_dr
                           ("drop-then: if neighbor is None", "pass")):
         with vm.installed(handler, _mutant(handler, before, after)), pytest.raises(AttributeError):
             _run(*STRAY_PSC_ACKS)
+
+
+@pytest.mark.parametrize("handler,before,after,section", [
+    (mqdsrp_server.reply_purged_seq_number, "drop-then: if ctx.literal or qm.is_authority_of(partition)", "pass",
+     "receive_sync_request (3.2.7.3)"),
+    (mqdsrp_server.reply_purged_seq_number, "drop-operand: ctx.literal", "(dropped)", "receive_sync_request (3.2.7.3)"),
+    (mqdsrp_server.receive_psc_ack, "drop-then: if not qm.is_psc", "pass", "receive_psc_ack (3.2.7.4)"),
+], ids=["reply-purged-literal-branch-dropped", "reply-purged-literal-operand-dropped", "psc-ack-at-a-bsc-recorded"])
+def test_a_literal_bsc_with_a_psc_neighbor_refines_and_catches_the_literal_only_mutants(handler, before, after,
+                                                                                       section):
+    """The literal BSC that holds PEC0 as a PSC neighbor (E-106) and an AllowedPurgeSeqNumber above its
+    PurgedSeqNumber refines the model in both modes with its expectations met; Receive PSC Ack runs there in
+    literal mode (the default profile's only literal run of it). Three mutants that differ only in literal mode
+    depart there: a non-authority's reply stamped with AllowedPurgeSeqNumber (E-314 taken in literal mode, two
+    ways) and a BSC recording a PSC ack."""
+    for mode in (Mode.CLARIFIED, Mode.LITERAL):
+        result, watch, refinement = _run(*LITERAL_BSC, mode=mode)
+        assert not result.failures and watch.violations == [] and refinement.checked["receive_psc_ack"] == 1
+    assert campaign.PROFILES["default"]["scenarios"]["literal"] >= {LITERAL_BSC[1]}
+    with vm.installed(handler, _mutant(handler, before, after)):
+        _, watch, _ = _run(*LITERAL_BSC, mode=Mode.LITERAL)
+    assert [v["invariant"] for v in watch.violations] == ["handlers_refine_model"]
+    assert section in "\n".join(watch.violations[0]["problems"])
 
 
 def test_a_handler_that_raises_departs_and_the_campaign_names_it():
