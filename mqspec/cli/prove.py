@@ -172,12 +172,13 @@ def _print_refinement(rows: list) -> None:
 
 
 def _print_enterprise(rows: list) -> None:
-    """The enterprise model's state invariants on the scenario files' projected states: one line each."""
+    """The enterprise model's invariants on the scenario files' projected states (a step invariant: on their handler
+    runs): one line each."""
     from mqspec.proofs.refinement.enterprise import exemption_lines
     from mqspec.wording import plural
 
     click.echo("")
-    click.echo(f"{'enterprise invariant on projected states':60} {'mode':9} {'status':10} {'states':>7}")
+    click.echo(f"{'enterprise invariant on projected states (step: runs)':60} {'mode':9} {'status':10} {'states':>7}")
     for r in rows:
         states = (r.detail or {}).get("states", "")
         click.echo(f"{r.obligation.invariant:60} {r.obligation.mode:9} {r.status:10} {states:>7}")
@@ -185,9 +186,14 @@ def _print_enterprise(rows: list) -> None:
         if r.status == "violated" and r.counterexample:
             click.echo("")
             click.echo(r.counterexample["trace"])
-    held = sum(r.status == "refined" for r in rows)
-    d = rows[0].detail or {}
-    click.echo(f"enterprise: {held} of {len(rows)} state invariants hold on {plural(d.get('states', 0), 'state')} of "
-               f"{plural(d.get('scenario_files', 0), 'scenario file')} (clarified)")
+    state = [r for r in rows if (r.detail or {}).get("kind") != "step"]
+    step = [r for r in rows if (r.detail or {}).get("kind") == "step"]
+    d = state[0].detail or {}
+    runs = (step[0].detail or {}) if step else {}
+    click.echo(f"enterprise: {sum(r.status == 'refined' for r in state)} of {len(state)} state invariants hold on "
+               f"{plural(d.get('states', 0), 'state')} of {plural(d.get('scenario_files', 0), 'scenario file')} "
+               f"(clarified); {sum(r.status == 'refined' for r in step)} of {len(step)} step invariants on "
+               f"{plural(runs.get('states', 0), 'handler run')} ({runs.get('runs_unchanged', 0)} more changed nothing "
+               "they read)")
     for line in exemption_lines():
         click.echo(line)

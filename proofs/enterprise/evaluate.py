@@ -224,7 +224,12 @@ class Compiled:
         body = z3.substitute_vars(q.body(), *reversed(consts))
         sorts = {n: q.var_sort(i).name() for i, n in enumerate(names)}
         universal = q.is_forall()
-        guards, conclusion = _split(body if universal else z3.Not(body))
+        inner = body if universal else _negated(body)  # ∃v. B is ¬∀v. ¬B
+        narrower = _miniscoped(inner, consts)
+        if narrower is not None:
+            whole = self.term(narrower)
+            return whole if universal else (lambda env: not whole(env))
+        guards, conclusion = _split(inner)
         test = self.term(conclusion)
         steps = self.plan(names, sorts, guards)
         closed = [self.term(g) for g in guards if not _free(g, names)]
@@ -316,6 +321,38 @@ def _split(body: Any) -> tuple[list[Any], Any]:
         else:
             guards.append(g)
     return guards, conclusion
+
+
+def _negated(body: Any) -> Any:
+    """``¬body``; a conjunction ``¬(A ∧ B ∧ C)`` as ``A ∧ B → ¬C``, whose relation atoms are then guards that
+    enumerate (an existential's witness is looked for among their tuples, not over whole domains)."""
+    if z3.is_and(body) and body.num_args() > 1:
+        *first, last = body.children()
+        return z3.Implies(z3.And(*first), z3.Not(last))
+    return z3.Not(body)
+
+
+def _miniscoped(body: Any, consts: list[Any]) -> Any:
+    """``∀ consts. body`` with each variable quantified over the smallest part of ``body`` that uses it, or None when
+    no part can be narrowed: ``∀v. A ∧ B`` as ``(∀v. A) ∧ (∀v. B)``, and ``∀v w. G(v) → A(v) ∧ B(v, w)`` (no guard
+    naming ``w``) as ``∀v. G(v) → A(v) ∧ ∀w. B(v, w)``. Equivalent where no sort is empty, as in Z3 (the SeqNumber
+    domain always holds MIN and MAX; a snapshot with no object or no reply has an empty domain, and there the narrowed
+    form is the one Z3 means), and each part then enumerates by a guard relation of its own rather than over a
+    product of whole domains."""
+
+    def over(vs: list[Any], e: Any) -> Any:
+        used = _free(e, [str(v) for v in vs])
+        return z3.ForAll([v for v in vs if str(v) in used], e) if used else e
+
+    if z3.is_and(body):
+        return z3.And(*(over(consts, part) for part in body.children()))
+    guards, conclusion = _split(body)
+    loose = [c for c in consts if not any(_free(g, [str(c)]) for g in guards)]
+    if not guards or not loose or not z3.is_and(conclusion):
+        return None
+    kept = [c for c in consts if all(str(c) != str(v) for v in loose)]
+    narrowed = z3.Implies(z3.And(*guards), z3.And(*(over(loose, part) for part in conclusion.children())))
+    return z3.ForAll(kept, narrowed) if kept else narrowed
 
 
 def _free(e: Any, names: list[str]) -> list[str]:

@@ -278,16 +278,21 @@ class Snapshot:
     handed: frozenset[tuple[str, str]]
 
 
-def project(world: Any, recorder: EnterpriseRecorder) -> Snapshot:
-    """The enterprise model's state of ``world`` now (``recorder`` attached before its first event)."""
+def project(world: Any, recorder: EnterpriseRecorder, server: str | None = None) -> Snapshot:
+    """The enterprise model's state of ``world`` now (``recorder`` attached before its first event).
+
+    With ``server``, the state of that server alone and the authority's history, every other server holding
+    nothing and no message sent or queued to send (``prop`` empty): what a step invariant reads of a handler run
+    there, which changes no other server's state.
+    """
     recorder.topology_changed(world)  # servers added and not yet started
-    nodes = recorder.servers
-    pec = next((n for n, qm in nodes.items() if qm.is_pec), None)
+    nodes = recorder.servers if server is None else {server: recorder.servers[server]}
+    pec = next((n for n, qm in recorder.servers.items() if qm.is_pec), None)
     has, twice, authname, sync0, pscnb = set(), set(), set(), set(), set()
     last, purged, allowed, window, ver, tseq, acked = {}, {}, {}, {}, {}, {}, {}
     hist, hdel = set(recorder.hist), set(recorder.hdel)
     part: dict[Any, Any] = {}
-    prop = set(recorder.prop)
+    prop = set(recorder.prop) if server is None else set()  # with a server: nothing sent, nothing queued to send
     for name, qm in nodes.items():
         for p in qm.partitions:
             key = (name, p.partition_id)
@@ -309,10 +314,13 @@ def project(world: Any, recorder: EnterpriseRecorder) -> Snapshot:
         for n in qm.psc_neighbors:
             pscnb.add((name, n.machine_name))
             acked[(name, n.machine_name, PEC_PARTITION_ID)] = n.acked_pec_seq_number.value
-            acked[(name, n.machine_name, n.partition_id)] = n.acked_seq_number.value
+            # AckedSeqNumber: the neighbor's ack of this server's own site partition (3.2.7.4), whichever
+            # partition the neighbor entry names (its own site's, E-105)
+            acked[(name, n.machine_name, qm.site_identifier)] = n.acked_seq_number.value
         for n in (*qm.psc_neighbors, *qm.bsc_neighbors):
-            for c in n.available_changes:
-                prop.add((c.partition_id, c.seq_number.value, c.purged_seq_number.value))
+            if server is None:
+                prop.update((c.partition_id, c.seq_number.value, c.purged_seq_number.value)
+                            for c in n.available_changes)
             recorder.deletions(qm, n.available_changes, hist, hdel)
     for guid, partition_id in recorder.parts.items():  # objects of the history no server holds any more
         part.setdefault(guid, partition_id)
@@ -322,10 +330,18 @@ def project(world: Any, recorder: EnterpriseRecorder) -> Snapshot:
         site={n: site for n, (_, site) in recorder.roles.items()}, part=part,
         has=frozenset(has), twice=frozenset(twice), authname=frozenset(authname), last=last, purged=purged,
         allowed=allowed, window=window, sync0=frozenset(sync0), ver=ver, tseq=tseq, pscnb=frozenset(pscnb),
-        acked=acked, prop=frozenset(prop), hdr_i=frozenset(recorder.hdr_i), hdr_b=frozenset(recorder.hdr_b),
-        sreq=frozenset(recorder.sreq), sreq0=frozenset(recorder.sreq0), ap=frozenset(recorder.ap),
-        ack=frozenset(recorder.ack), replies=tuple(recorder.replies),
+        acked=acked, prop=frozenset(prop), **_sent_messages(recorder if server is None else None),
         alast={p: v[0] for p, v in recorder.authority.items()},
         apurged={p: v[1] for p, v in recorder.authority.items()},
         hist=frozenset(hist), hdel=frozenset(hdel), handed=frozenset(recorder.handed),
     )
+
+
+def _sent_messages(recorder: EnterpriseRecorder | None) -> dict[str, Any]:
+    """The messages ``recorder`` saw sent (none without one), as :class:`Snapshot`'s fields."""
+    if recorder is None:
+        return {"hdr_i": frozenset(), "hdr_b": frozenset(), "sreq": frozenset(), "sreq0": frozenset(),
+                "ap": frozenset(), "ack": frozenset(), "replies": ()}
+    return {"hdr_i": frozenset(recorder.hdr_i), "hdr_b": frozenset(recorder.hdr_b), "sreq": frozenset(recorder.sreq),
+            "sreq0": frozenset(recorder.sreq0), "ap": frozenset(recorder.ap), "ack": frozenset(recorder.ack),
+            "replies": tuple(recorder.replies)}

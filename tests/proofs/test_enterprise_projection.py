@@ -37,10 +37,36 @@ def test_the_reference_reaches_no_state_outside_the_enterprise_invariants():
     BSC; one row per state invariant, each refined on the states checked."""
     whole = _checked(FILES)
     assert whole.violations == {} and sorted(whole.files) == sorted(FILES)
-    assert whole.states >= 20
+    assert whole.states >= 20 and whole.runs >= 1000  # the step invariants: each handler run that changed something
     rows = whole.rows()
-    assert [r.obligation.invariant for r in rows] == [i.name for i in ei.INVARIANTS if i.kind == "state"]
+    assert [r.obligation.invariant for r in rows] == [i.name for i in ei.INVARIANTS if i.kind == "state"] + \
+        [i.name for i in ei.INVARIANTS if i.kind == "step"]
     assert {r.status for r in rows} == {"refined"} and {r.obligation.mode for r in rows} == {"clarified"}
+    assert {r.detail["states"] for r in rows if r.detail["kind"] == "step"} == {whole.runs}
+
+
+def test_a_purge_that_takes_the_largest_psc_ack_fails_an_enterprise_step_invariant():
+    """One of the issue's mutants (Purge Deleted Objects with max for min) reaches no state outside the state
+    invariants, but its purge step removes a tombstone a PSC neighbor has not acknowledged: the handler run that
+    purges breaks tombstone_purged_only_after_all_psc_acks, named with the server, the object and the neighbor."""
+    fn = mqdsrp_objects.purge_deleted_objects
+    [mutant] = [m for m in vm.mutants_of(fn, vm.EXTRA_OPERATORS) if m.name.endswith("minmax: min(acks) -> max(...)")]
+    with vm.installed(fn, vm.mutant_code(fn, mutant)):
+        whole = _checked(frozenset({"purge-waits-for-the-slowest-psc.yaml"}))
+    assert list(whole.violations) == ["tombstone_purged_only_after_all_psc_acks"]
+    found = whole.violations["tombstone_purged_only_after_all_psc_acks"]
+    assert found.run == "PEC0's client_request run" and set(found.instance) == {"s", "o", "n"}
+    assert "fails on PEC0's client_request run of purge-waits-for-the-slowest-psc.yaml" in found.text()
+
+
+def test_a_psc_records_its_neighbors_acks_of_its_own_site_partition():
+    """AckedSeqNumber is a PSC neighbor's ack of this server's own site partition (3.2.7.4), so the projection keys
+    it by that partition (the model's acked(s, n, p) with s the authority of p), not by the site the neighbor entry
+    names (E-105): keyed that way, recorded_psc_acks_are_truthful compared no site partition's ack at all."""
+    snap = _snapshot("4.4-deleting-a-queue.yaml")
+    site_acks = {k: v for k, v in snap.acked.items() if k[2] != PEC_PARTITION_ID}
+    assert {p for s, _, p in site_acks} == {snap.site[s] for s, _, _ in site_acks}
+    assert max(site_acks.values()) > 0
 
 
 def test_a_reference_that_keeps_no_tombstone_fails_an_enterprise_invariant():
@@ -60,9 +86,9 @@ def test_a_reference_that_keeps_no_tombstone_fails_an_enterprise_invariant():
     assert rows["tombstones_cover_deletions_above_purged_seq"].status == "violated"
 
 
-def _snapshot():
+def _snapshot(name="4.2-adding-a-bsc.yaml"):
     holder = {}
-    path = next(p for p in campaign.scenario_files() if p.name == "4.2-adding-a-bsc.yaml")
+    path = next(p for p in campaign.scenario_files() if p.name == name)
     result = scenario_run.run(load(path), mode=Mode.CLARIFIED,
                               attach=lambda w: holder.setdefault("r", EnterpriseRecorder(w)), skip_idle_timers=True)
     return project(result.world, holder["r"])
