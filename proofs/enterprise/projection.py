@@ -21,7 +21,7 @@ symbol                    refimpl
 ``held`` / ``ver``        ``qm.directory.objects``: GUID, ``partition_id``, ``seq_number``
 ``tombd`` / ``tseq``      ``qm.deleted_objects`` with an identifier
 ``pscnb`` / ``acked``     ``qm.psc_neighbors``: ``machine_name``; ``acked_pec_seq_number`` for the
-                          enterprise partition, ``acked_seq_number`` for the neighbor owner's site
+                          enterprise partition, ``acked_seq_number`` for its own site partition
 ``twice``                 a second ``DirectoryPartition`` with the same ``partition_id``
 ``prop``                  every DirectoryChange of a ChangePropagationMessage sent, and every change
                           still in an ``AvailableChangeCollection``: (partition, SeqNumber,
