@@ -24,6 +24,7 @@ NACKED_REQUEST = ("mqspec.proofs.refinement.scenarios", "change-request-nacked-a
 STRAY_PSC_ACKS = ("mqspec.proofs.refinement.scenarios", "psc-acks-the-handler-records-nothing-of.yaml")
 PEC_WITHOUT_SITE = ("mqspec.proofs.refinement.scenarios", "pec-acked-with-no-site-partition.yaml")
 LITERAL_BSC = ("mqspec.proofs.refinement.scenarios", "literal-bsc-with-a-psc-neighbor.yaml")
+EDGE_REQUESTS = ("mqspec.proofs.refinement.scenarios", "a-bsc-acked-and-a-short-sync0-request.yaml")
 
 
 def _run(package, name, mode=Mode.CLARIFIED):
@@ -176,6 +177,28 @@ def test_a_literal_bsc_with_a_psc_neighbor_refines_and_catches_the_literal_only_
         _, watch, _ = _run(*LITERAL_BSC, mode=Mode.LITERAL)
     assert [v["invariant"] for v in watch.violations] == ["handlers_refine_model"]
     assert section in "\n".join(watch.violations[0]["problems"])
+
+
+@pytest.mark.parametrize("mode", [Mode.CLARIFIED, Mode.LITERAL], ids=["clarified", "literal"])
+def test_a_bsc_acked_and_a_short_sync0_request_reach_branches_no_other_run_reaches(mode):
+    """A BSC Ack sent to a BSC (Receive BSC Ack's first return) and a sync0 Sync Request ending below the
+    partition's LastSeqNumber (answered COMPLETING) refine the model in both modes, and the campaign's tracer
+    sees both lines run: `mqspec prove`'s branch row counted neither before this file."""
+    source = Path(mqdsrp_server.__file__).read_text(encoding="utf-8").splitlines()
+    completing = next(i for i, line in enumerate(source, 1) if "complete = CompleteSync0.COMPLETING" in line)
+    start = next(i for i, line in enumerate(source, 1) if line.startswith("def receive_bsc_ack"))
+    bsc_return = next(i for i, line in enumerate(source, 1) if i > start and line.strip() == "return")
+    tracer = campaign.Tracer()
+    previous, check.WATCH = check.WATCH, campaign.Watch(tracer)
+    failures: list[str] = []
+    try:
+        with tracer:
+            campaign._scenarios(mode, failures, False, only=frozenset({EDGE_REQUESTS[1]}))
+    finally:
+        watch, check.WATCH = check.WATCH, previous
+    assert failures == [] and watch.departures == []
+    assert {("mqdsrp_server.py", completing), ("mqdsrp_server.py", bsc_return)} <= tracer.lines
+    assert campaign.PROFILES["default"]["scenarios"]["literal"] >= {EDGE_REQUESTS[1]}
 
 
 def test_a_handler_that_raises_departs_and_the_campaign_names_it():
