@@ -25,6 +25,7 @@ STRAY_PSC_ACKS = ("mqspec.proofs.refinement.scenarios", "psc-acks-the-handler-re
 PEC_WITHOUT_SITE = ("mqspec.proofs.refinement.scenarios", "pec-acked-with-no-site-partition.yaml")
 LITERAL_BSC = ("mqspec.proofs.refinement.scenarios", "literal-bsc-with-a-psc-neighbor.yaml")
 EDGE_REQUESTS = ("mqspec.proofs.refinement.scenarios", "a-bsc-acked-and-a-short-sync0-request.yaml")
+TAMPERED_REPLY = ("mqspec.proofs.refinement.scenarios", "a-tampered-change-reply-is-sent-again.yaml")
 
 
 def _run(package, name, mode=Mode.CLARIFIED):
@@ -179,26 +180,37 @@ def test_a_literal_bsc_with_a_psc_neighbor_refines_and_catches_the_literal_only_
     assert section in "\n".join(watch.violations[0]["problems"])
 
 
+def _line(module, text, after=None):
+    """The number of the first line of ``module`` holding ``text`` (after the line starting with ``after``)."""
+    source = Path(module.__file__).read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(source, 1) if line.startswith(after)) if after else 0
+    return (Path(module.__file__).name, next(i for i, line in enumerate(source, 1) if i > start and text in line))
+
+
 @pytest.mark.parametrize("mode", [Mode.CLARIFIED, Mode.LITERAL], ids=["clarified", "literal"])
-def test_a_bsc_acked_and_a_short_sync0_request_reach_branches_no_other_run_reaches(mode):
-    """A BSC Ack sent to a BSC (Receive BSC Ack's first return) and a sync0 Sync Request ending below the
-    partition's LastSeqNumber (answered COMPLETING) refine the model in both modes, and the campaign's tracer
-    sees both lines run: `mqspec prove`'s branch row counted neither before this file."""
-    source = Path(mqdsrp_server.__file__).read_text(encoding="utf-8").splitlines()
-    completing = next(i for i, line in enumerate(source, 1) if "complete = CompleteSync0.COMPLETING" in line)
-    start = next(i for i, line in enumerate(source, 1) if line.startswith("def receive_bsc_ack"))
-    bsc_return = next(i for i, line in enumerate(source, 1) if i > start and line.strip() == "return")
+@pytest.mark.parametrize("name,lines", [
+    # a BSC Ack sent to a BSC (Receive BSC Ack's first return); a sync0 Sync Request ending below the partition's
+    # LastSeqNumber (answered COMPLETING)
+    (EDGE_REQUESTS[1], [(mqdsrp_server, "return", "def receive_bsc_ack"),
+                        (mqdsrp_server, "complete = CompleteSync0.COMPLETING", None)]),
+    # a Change Reply failing its signature check: Receive Request Nack decodes it and sends it again
+    (TAMPERED_REPLY[1], [(mqdsrp_client, "message = mqdsrp.decode(body)", "def receive_request_nack"),
+                         (mqdsrp_client, 'rest = format_name.split(":", 1)[-1]', None)]),
+], ids=["bsc-acked-and-short-sync0", "tampered-change-reply"])
+def test_the_campaigns_edge_files_reach_branches_no_other_run_reaches(mode, name, lines):
+    """Each file refines the model in both modes, is in the default profile's literal files, and the campaign's
+    tracer sees its lines run: `mqspec prove`'s branch row counted none of them before these files."""
     tracer = campaign.Tracer()
     previous, check.WATCH = check.WATCH, campaign.Watch(tracer)
     failures: list[str] = []
     try:
         with tracer:
-            campaign._scenarios(mode, failures, False, only=frozenset({EDGE_REQUESTS[1]}))
+            campaign._scenarios(mode, failures, False, only=frozenset({name}))
     finally:
         watch, check.WATCH = check.WATCH, previous
     assert failures == [] and watch.departures == []
-    assert {("mqdsrp_server.py", completing), ("mqdsrp_server.py", bsc_return)} <= tracer.lines
-    assert campaign.PROFILES["default"]["scenarios"]["literal"] >= {EDGE_REQUESTS[1]}
+    assert {_line(module, text, after) for module, text, after in lines} <= tracer.lines
+    assert campaign.PROFILES["default"]["scenarios"]["literal"] >= {name}
 
 
 def test_a_handler_that_raises_departs_and_the_campaign_names_it():
