@@ -183,10 +183,11 @@ class Unreachable:
 _STATES = ("between events a partition's PurgeState is NORMAL or SYNC0: Start Sync0 State (3.3.7.10) sets "
            "STARTSYNC0 and then SYNC0 within the one event (the modelled reset cannot fail), and nothing sets "
            "COMPLETESYNC0 (E-135)")
-_COMPLETING = ("no server sends CompleteSync0 COMPLETING in clarified mode: ChangeMissingWindow is MAX for as long as "
-               "a partition is in SYNC0 (Start Sync0 State sets it; 3.1.7.2.2, 3.1.7.2.4 and 3.2.7.1 change it only "
-               "in NORMAL or below a finite window), so every sync0 request asks To = MAX, which 3.2.7.3 answers "
-               "with To = LastSeqNumber: COMPLETED")
+_COMPLETING = ("no server sends CompleteSync0 COMPLETING in clarified mode to a server: ChangeMissingWindow is MAX for "
+               "as long as a partition is in SYNC0 (Start Sync0 State sets it; 3.1.7.2.2, 3.1.7.2.4 and 3.2.7.1 change "
+               "it only in NORMAL or below a finite window), so every sync0 request asks To = MAX, which 3.2.7.3 "
+               "answers with To = LastSeqNumber: COMPLETED (a request sent by hand may ask less, as the campaign's "
+               "a-bsc-acked-and-a-short-sync0-request.yaml does, for a requester that is no server)")
 _AUTHORITY = ("mqspec's [MS-MQDS] model (mqds.directory_client_request) raises Read Next Sequence Number and "
               "Propagate Directory Change only at the partition's authority; elsewhere Change Remote Object")
 _SYNC_OPERATION = ("not modelled: no related protocol mqspec models raises a synchronize (0x03) Change Remote "
