@@ -26,6 +26,7 @@ PEC_WITHOUT_SITE = ("mqspec.proofs.refinement.scenarios", "pec-acked-with-no-sit
 LITERAL_BSC = ("mqspec.proofs.refinement.scenarios", "literal-bsc-with-a-psc-neighbor.yaml")
 EDGE_REQUESTS = ("mqspec.proofs.refinement.scenarios", "a-bsc-acked-and-a-short-sync0-request.yaml")
 TAMPERED_REPLY = ("mqspec.proofs.refinement.scenarios", "a-tampered-change-reply-is-sent-again.yaml")
+TWO_WAITS = ("mqspec.proofs.refinement.scenarios", "two-forwarded-requests-with-one-identifier.yaml")
 
 
 def _run(package, name, mode=Mode.CLARIFIED):
@@ -84,11 +85,16 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
      "receive_sync_request (3.2.7.3)"),
     (BSC_CHANGE_REQUEST, mqdsrp_server._my_partition_for_request, "drop-operand: qm.is_psc", "(dropped)",
      "receive_change_request (3.2.7.2)"),
-], ids=["already-purged-guard-off-by-one", "bsc-applies-change-requests-for-its-site"])
+    # a wait found by RequestIdentifier alone (E-125's literal reading) in clarified mode, two ways
+    (TWO_WAITS, mqdsrp_client._find_pending, "negate: if ctx.clarified", "if not ctx.clarified",
+     "receive_change_reply (3.3.7.6)"),
+    (TWO_WAITS, mqdsrp_client._find_pending, "drop-then: if ctx.clarified", "pass", "receive_change_reply (3.3.7.6)"),
+], ids=["already-purged-guard-off-by-one", "bsc-applies-change-requests-for-its-site",
+        "wait-found-by-identifier-alone", "wait-found-by-identifier-alone-dropped-branch"])
 def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario, handler, before, after, section):
     """The campaign's scenario refines the model with its expectations met, and the one-line mutant of the guard it
-    reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC) departs from
-    the model, naming the handler."""
+    reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; two waits
+    with one RequestIdentifier, answered in the other order) departs from the model, naming the handler."""
     result, watch, _ = _run(*scenario)
     assert not result.failures and watch.violations == []
     with vm.installed(handler, _mutant(handler, before, after)):
