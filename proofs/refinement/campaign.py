@@ -33,8 +33,10 @@ The seeds and run lengths are :data:`PROFILES` (``default``: a minute or two per
 from __future__ import annotations
 
 import collections
+import contextlib
 import sys
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
@@ -144,6 +146,37 @@ class Watch:
             self.departures.append(departure)
 
 
+@attrs.define
+class Selection:
+    """The campaign's runs one at a time (a scenario file, a seed): which of them to run (``wanted``, by name, such
+    as ``clarified:4.1-adding-a-site.yaml`` or ``literal:seed 2 every``) and the handler lines each one reached
+    (``reached``, filled as they run). bench/proof_mutation.py records the lines on the unmutated reference, then runs
+    with a mutant installed only the runs that reached its statement: the others execute the same code as on the
+    reference, from nothing another run built (each seed builds its own enterprises when a Selection is given), and
+    the runs are deterministic, so they cannot depart."""
+
+    wanted: Callable[[str], bool] = lambda name: True
+    reached: dict[str, set[tuple[str, int]]] = attrs.field(factory=dict)
+    #: the runs ``wanted`` declined, by name
+    skipped: list[str] = attrs.field(factory=list)
+
+    @contextlib.contextmanager
+    def run(self, name: str, tracer: Tracer) -> Iterator[bool]:
+        """Yields whether to run ``name``; while it runs, the lines ``tracer`` records are its own."""
+        if not self.wanted(name):
+            self.skipped.append(name)
+            yield False
+            return
+        # a handler frame keeps the set it started with: none is active between two runs
+        kept, tracer.lines = tracer.lines, set()
+        try:
+            yield True
+        finally:
+            self.reached[name] = tracer.lines
+            kept |= tracer.lines
+            tracer.lines = kept
+
+
 def _machine(mode: Mode, fast: bool, steps: int) -> type[em.ReplicationMachine]:
     attributes: dict[str, Any] = dict(em.PROFILES["ci"]["machine"])
     attributes.update(MODE=mode, REFINE=True, SKIP_IDLE_TIMERS=fast, EXPLAIN_SECONDS=0.0,
@@ -156,9 +189,10 @@ def _machine(mode: Mode, fast: bool, steps: int) -> type[em.ReplicationMachine]:
 
 
 def run(mode: str, profile: str = "default", *, stop_at_first: bool = False, shrink: bool = True,
-        log: Any = None) -> tuple[list[Any], set[tuple[str, int]]]:
+        log: Any = None, selection: Selection | None = None) -> tuple[list[Any], set[tuple[str, int]]]:
     """The campaign's rows for ``mode`` (see the module docstring) and the handler lines its runs reached;
-    ``stop_at_first``: end at the first departure."""
+    ``stop_at_first``: end at the first departure; ``selection``: the runs to run (all by default), and where to
+    record the lines each reached."""
     from mqspec.proofs.obligations import Obligation, Result
 
     conf = PROFILES[profile]
@@ -180,23 +214,29 @@ def run(mode: str, profile: str = "default", *, stop_at_first: bool = False, shr
     plan.append((False, every_seed, every_examples, every_steps))
     try:
         with tracer:
-            steps += _scenarios(the_mode, scenario_failures, stop_at_first, log, conf["scenarios"][mode], whole)
+            steps += _scenarios(the_mode, scenario_failures, stop_at_first, log, conf["scenarios"][mode], whole,
+                                selection, tracer)
             if log:
                 log(f"refinement {mode}: the scenario files, {time.perf_counter() - started:.0f} s")
             for fast, seed, examples, length in plan:
                 if (failures or scenario_failures or raised) and stop_at_first:
                     break
                 machine = _machine(the_mode, fast, length)
-                hypothesis.core.global_force_seed = seed * 1_000_003 + (0 if fast else 7)
-                try:
-                    run_state_machine_as_test(machine, settings=settings(
-                        config, max_examples=examples, stateful_step_count=length))
-                except em.InvariantViolation as exc:
-                    failures.append((exc, list(machine.stats.last_failure or []), fast))
-                except Exception as exc:  # noqa: BLE001 - as in _scenarios: a handler that raised departs
-                    if not watch.raised(exc):
-                        raise
-                    raised = True
+                with _one(selection, f"{mode}:seed {seed}{'' if fast else ' every'}", tracer) as wanted:
+                    if not wanted:
+                        continue
+                    if selection is not None:
+                        em._BUILT.clear()  # this seed's enterprises built by this seed: the run stands alone
+                    hypothesis.core.global_force_seed = seed * 1_000_003 + (0 if fast else 7)
+                    try:
+                        run_state_machine_as_test(machine, settings=settings(
+                            config, max_examples=examples, stateful_step_count=length))
+                    except em.InvariantViolation as exc:
+                        failures.append((exc, list(machine.stats.last_failure or []), fast))
+                    except Exception as exc:  # noqa: BLE001 - as in _scenarios: a handler that raised departs
+                        if not watch.raised(exc):
+                            raise
+                        raised = True
                 steps += machine.stats.steps
                 if log:
                     log(f"refinement {mode} seed {seed}{'' if fast else ' (every firing)'}: "
@@ -237,43 +277,59 @@ def run(mode: str, profile: str = "default", *, stop_at_first: bool = False, shr
 
 
 def _scenarios(mode: Mode, failures: list[str], stop_at_first: bool, log: Any = None,
-               only: frozenset[str] | None = None, whole: enterprise.Tally | None = None) -> int:
-    """Run the scenario files (``only`` those named, if given) with the refinement check on; the files whose run
-    departed go to ``failures``. With ``whole``, each file's states are also checked against the enterprise
-    model's invariants (:mod:`.enterprise`)."""
-    from mqspec.proofs.scenario_watch import InvariantWatch
-    from mqspec.refimpl import scenario_run
-    from mqspec.refimpl.scenario import load
-
+               only: frozenset[str] | None = None, whole: enterprise.Tally | None = None,
+               selection: Selection | None = None, tracer: Tracer | None = None) -> int:
+    """Run the scenario files (``only`` those named, if given, and of those the ones ``selection`` wants) with the
+    refinement check on; the files whose run departed go to ``failures``. With ``whole``, each file's states are also
+    checked against the enterprise model's invariants (:mod:`.enterprise`)."""
     steps = 0
     for path in scenario_files():
         if only is not None and path.name not in only:
             continue
         started = time.perf_counter()
-        watch = InvariantWatch(names=("handlers_refine_model",), refine=True)
-        ent = whole.watch(path.name) if whole is not None else None
-        trace, attach = watch.record, watch.attach
-        if ent is not None:
-            trace, attach = _both(watch.record, ent.record), _both(watch.attach, ent.attach)
-        try:
-            scenario_run.run(load(path), mode=mode, trace=trace, attach=attach, skip_idle_timers=True)
-        except Exception as exc:  # noqa: BLE001 - a handler that raises departs (Watch.raised), else it propagates
-            if check.WATCH is None or not check.WATCH.raised(exc):
-                raise
+        with _one(selection, f"{mode.value}:{path.name}", tracer) as wanted:
+            if not wanted:
+                continue
+            departed, checks = _scenario(path, mode, whole)
+        if departed:
             failures.append(str(path))
             if stop_at_first:
                 break
-            continue
-        if ent is not None:
-            ent.finish()
-        if watch.finish():
-            failures.append(str(path))
-            if stop_at_first:
-                break
-        steps += watch.checks
+        steps += checks
         if log:
             log(f"refinement {mode.value}: {path.name}, {time.perf_counter() - started:.1f} s")
     return steps
+
+
+def _scenario(path: Any, mode: Mode, whole: enterprise.Tally | None) -> tuple[bool, int]:
+    """One scenario file's run with the refinement check on (and the enterprise invariants, with ``whole``):
+    whether it departed, and the handler runs it checked."""
+    from mqspec.proofs.scenario_watch import InvariantWatch
+    from mqspec.refimpl import scenario_run
+    from mqspec.refimpl.scenario import load
+
+    watch = InvariantWatch(names=("handlers_refine_model",), refine=True)
+    ent = whole.watch(path.name) if whole is not None else None
+    trace, attach = watch.record, watch.attach
+    if ent is not None:
+        trace, attach = _both(watch.record, ent.record), _both(watch.attach, ent.attach)
+    try:
+        scenario_run.run(load(path), mode=mode, trace=trace, attach=attach, skip_idle_timers=True)
+    except Exception as exc:  # noqa: BLE001 - a handler that raises departs (Watch.raised), else it propagates
+        if check.WATCH is None or not check.WATCH.raised(exc):
+            raise
+        return True, 0
+    if ent is not None:
+        ent.finish()
+    return watch.finish(), watch.checks
+
+
+def _one(selection: Selection | None, name: str, tracer: Tracer | None) -> Any:
+    """``selection.run(name, tracer)``; with no selection, every run is wanted."""
+    if selection is None:
+        return contextlib.nullcontext(True)
+    assert tracer is not None, "a selection records the lines of a tracer"
+    return selection.run(name, tracer)
 
 
 def _both(first: Any, second: Any) -> Any:
@@ -310,12 +366,19 @@ def _yaml_files(folder: Any) -> list[Any]:
 
 
 def rows(profile: str = "default", *, stop_at_first: bool = False, shrink: bool = True, log: Any = None,
-         jobs: int = 2) -> list[Any]:
-    """Every MC-MQDSRP refinement row: the campaign in both modes (in ``jobs`` processes) and the branch row."""
+         jobs: int = 2, selection: Selection | None = None) -> list[Any]:
+    """Every MC-MQDSRP refinement row: the campaign in both modes (in ``jobs`` processes; with a ``selection``, in
+    this one) and the branch row."""
     modes = ("clarified", "literal")
-    parts = pool_map(_run_mode, [(m, profile, stop_at_first, shrink, log is not None) for m in modes],
-                     jobs=min(jobs, len(modes))) \
-        if jobs > 1 else [run(m, profile, stop_at_first=stop_at_first, shrink=shrink, log=log) for m in modes]
+    if jobs > 1 and selection is None:
+        parts = pool_map(_run_mode, [(m, profile, stop_at_first, shrink, log is not None) for m in modes],
+                         jobs=min(jobs, len(modes)))
+    else:
+        parts = []
+        for m in modes:
+            parts.append(run(m, profile, stop_at_first=stop_at_first, shrink=shrink, log=log, selection=selection))
+            if stop_at_first and any(r.status == "violated" for r in parts[-1][0]):
+                break  # the other mode's rows would not change the verdict
     return joined(parts, lambda lines, steps: branch_row("MC-MQDSRP", MODULES, lines, steps))
 
 

@@ -17,6 +17,11 @@ that run reference code are computed with it:
 * ``per-server`` and ``enterprise`` (the Z3 obligations) read no reference code (their modules import
   nothing from refimpl), so no mutant changes them: they are not run per mutant.
 
+For MC-MQDSRP, :func:`baseline` records which handler lines each of the campaign's runs (a scenario file, a seed)
+and the bounded runs reach on the unmutated reference, and a mutant is judged on the runs that reached the statement
+it changes (:func:`statement_lines`, :func:`selection`): the others execute the same code with it installed and
+cannot depart.
+
 A mutant the rows do not catch is a survivor, unless ``equivalent_mutants.yaml`` (beside this
 module) names it and says why it behaves as the reference on every state a conforming enterprise
 reaches.
@@ -77,6 +82,9 @@ class Outcome:
     rows: tuple[str, ...] = ()  # the failing rows (name, mode, status)
     reason: str | None = None  # why it is equivalent
     seconds: float = 0.0
+    #: the campaign's runs (and bounded runs) that ran with it installed, to its first departure, and those the
+    #: baseline recorded
+    runs: tuple[int, int] = (0, 0)
 
 
 def equivalent_mutants() -> dict[str, str]:
@@ -85,8 +93,9 @@ def equivalent_mutants() -> dict[str, str]:
     return {e["mutant"]: textwrap.dedent(e["reason"]).strip() for e in (yaml.safe_load(text) or [])}
 
 
-def refinement_rows(document: str, profile: str = "default") -> list[Any]:
-    """The campaign rows of ``document`` in both modes, stopping at the first departure."""
+def refinement_rows(document: str, profile: str = "default", selection: Any = None) -> list[Any]:
+    """The campaign rows of ``document`` in both modes, stopping at the first departure (for MC-MQDSRP, only the
+    runs ``selection`` wants: a :class:`.campaign.Selection`)."""
     from . import campaign, mqcn, mqsd
     from mqspec.proofs.explore import machine as em
 
@@ -94,7 +103,7 @@ def refinement_rows(document: str, profile: str = "default") -> list[Any]:
     if document == "MC-MQDSRP":
         em._BUILT.clear()  # built enterprises are cached per machine class: a mutant must build its own
         # in this process (jobs=1): the mutant is installed here only, and a judging worker may have no children
-        return campaign.rows(profile, stop_at_first=True, shrink=False, jobs=1)
+        return campaign.rows(profile, stop_at_first=True, shrink=False, jobs=1, selection=selection)
     runner = {"MS-MQSD": mqsd, "MS-MQCN": mqcn}[document]
     lines: set[tuple[str, int]] = set()
     for mode in ("clarified", "literal"):
@@ -107,22 +116,62 @@ def refinement_rows(document: str, profile: str = "default") -> list[Any]:
     return rows
 
 
-def bounded_rows() -> list[Any]:
+def bounded_rows(selection: Any = None) -> list[Any]:
+    """The bounded model checking rows of both modes (with a ``selection``: only if it wants the run named
+    ``bounded``, and recording the handler lines they reach under that name)."""
     from mqspec.proofs import bmc
 
-    return [r for mode in ("clarified", "literal") for r in bmc.run(mode, jobs=1)]  # here, as refinement_rows
+    from . import campaign
+
+    def rows() -> list[Any]:
+        return [r for mode in ("clarified", "literal") for r in bmc.run(mode, jobs=1)]  # here, as refinement_rows
+
+    if selection is None:
+        return rows()
+    tracer = campaign.Tracer()
+    with tracer, selection.run("bounded", tracer) as wanted:
+        return rows() if wanted else []
 
 
-def failing_rows(document: str, profile: str = "default", bounded: bool = True) -> list[tuple[str, str]]:
+def failing_rows(document: str, profile: str = "default", bounded: bool = True,
+                 selection: Any = None) -> list[tuple[str, str]]:
     """The rows that would make `mqspec prove` exit 1 with the code as installed now, each as (row kind, "name
     (mode): status"): the refinement campaign's departures (unreached handlers and branches are printed gaps, not
     failures), its enterprise invariants that fail on a projected state (kind ``enterprise``, campaign.py's
-    ``enterprise-`` rows) and, for MC-MQDSRP when the campaign found none, the bounded runs that are not proved."""
+    ``enterprise-`` rows) and, for MC-MQDSRP when the campaign found none, the bounded runs that are not proved.
+    ``selection`` (MC-MQDSRP): the runs to run, and where to record the lines each reached."""
     bad = [("enterprise" if r.obligation.name.startswith("enterprise-") else "refinement", r)
-           for r in refinement_rows(document, profile) if r.status == "violated"]
+           for r in refinement_rows(document, profile, selection) if r.status == "violated"]
     if not bad and bounded and document == "MC-MQDSRP":
-        bad = [("bounded", r) for r in bounded_rows() if r.status != "proved"]
+        bad = [("bounded", r) for r in bounded_rows(selection) if r.status != "proved"]
     return [(kind, f"{r.obligation.name} ({r.obligation.mode}): {r.status}") for kind, r in bad]
+
+
+def statement_lines(fn: Callable[..., Any], mutant: vm.Mutant) -> set[tuple[str, int]]:
+    """The lines, as the campaign's tracer names them (file name, line), of the innermost statement of ``fn`` that
+    holds the mutant's line. A run that reached none of them never ran the statement the mutant changes: with the
+    mutant installed it runs the same code, and cannot depart where the reference does not."""
+    import ast
+
+    module = inspect.getmodule(fn)
+    assert module is not None and module.__file__ is not None
+    tree = ast.parse(inspect.getsource(module))
+    holders = [node for node in ast.walk(tree) if isinstance(node, ast.stmt)
+               and node.lineno <= mutant.line <= (node.end_lineno or node.lineno)
+               and fn.__code__.co_firstlineno <= node.lineno]
+    inner = max(holders, key=lambda node: node.lineno - (node.end_lineno or node.lineno), default=None)
+    first, last = (inner.lineno, inner.end_lineno or inner.lineno) if inner else (mutant.line, mutant.line)
+    name = module.__file__.rsplit("/", 1)[-1]
+    return {(name, line) for line in range(first, last + 1)}
+
+
+def selection(reached: dict[str, set[tuple[str, int]]], lines: set[tuple[str, int]]) -> Any:
+    """The campaign's runs (and the bounded runs) a mutant of ``lines`` is judged on: those that reached one of the
+    lines on the reference (``reached``: what the :func:`baseline` recorded), and any run the baseline did not
+    record."""
+    from . import campaign
+
+    return campaign.Selection(wanted=lambda name: name not in reached or bool(reached[name] & lines))
 
 
 def row_key(row: str) -> str:
@@ -130,22 +179,24 @@ def row_key(row: str) -> str:
     return row.rsplit(": ", 1)[0]
 
 
-def baseline(document: str, profile: str = "default", bounded: bool = True) -> list[tuple[str, str]]:
+def baseline(document: str, profile: str = "default", bounded: bool = True,
+             record: Any = None) -> list[tuple[str, str]]:
     """The rows that fail on the unmutated reference. No refinement row may (the campaign is clean in both
     modes, or no departure would mean anything); bounded rows may: literal mode's bounded runs find the
     literal reading's violations, and a mutant is caught by a row only where the reference passes it. An
-    exception here is the harness's own (no mutant is installed): it propagates, and is never a catch."""
-    return failing_rows(document, profile, bounded)
+    exception here is the harness's own (no mutant is installed): it propagates, and is never a catch.
+    ``record``: a :class:`.campaign.Selection` that wants every run, where each run's lines are recorded."""
+    return failing_rows(document, profile, bounded, record)
 
 
 def run_mutant(document: str, fn: Callable[..., Any], mutant: vm.Mutant, profile: str = "default",
-               bounded: bool = True) -> list[tuple[str, str]] | None:
-    """:func:`failing_rows` with ``mutant`` of ``fn`` installed (None: it ran past :data:`TIMEOUT`). An exception
-    is a failing row too (the mutated handler made prove itself fail): meaningful only once the :func:`baseline`
-    ran without one."""
+               bounded: bool = True, selection: Any = None) -> list[tuple[str, str]] | None:
+    """:func:`failing_rows` with ``mutant`` of ``fn`` installed (None: it ran past :data:`TIMEOUT`), on the runs
+    ``selection`` wants (all by default). An exception is a failing row too (the mutated handler made prove itself
+    fail): meaningful only once the :func:`baseline` ran without one."""
     try:
         with vm.installed(fn, vm.mutant_code(fn, mutant)), vm.time_limit(TIMEOUT):
-            return failing_rows(document, profile, bounded)
+            return failing_rows(document, profile, bounded, selection)
     except vm.MutantTimeout:
         return None
     except Exception as exc:  # noqa: BLE001 - a mutant that makes prove itself fail is caught too
@@ -182,8 +233,10 @@ def report(outcomes: list[Outcome], listed: dict[str, str]) -> dict[str, Any]:
         "timeouts": sum(o.status == "timeout" for o in outcomes),
         "by_document": {d: {s: sum(o.document == d and o.status == s for o in outcomes)
                             for s in ("caught", "equivalent", "survived", "timeout")} for d in DOCUMENTS},
-        "survivors": [{"mutant": o.mutant, "line": o.line, "equivalent": False} for o in outcomes
-                      if o.status == "survived"],
+        # runs [0, n]: no run reached the mutated statement on the reference
+        "survivors": [{"mutant": o.mutant, "line": o.line, "equivalent": False, "runs": list(o.runs)}
+                      for o in outcomes if o.status == "survived"],
+        "runs": {"judged": sum(o.runs[0] for o in outcomes), "recorded": sum(o.runs[1] for o in outcomes)},
         "equivalents": [{"mutant": o.mutant, "line": o.line, "equivalent": True, "reason": o.reason}
                         for o in outcomes if o.status == "equivalent"],
         "stale_equivalents": sorted(n for n in listed if n not in names

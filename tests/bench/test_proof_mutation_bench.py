@@ -1,7 +1,10 @@
 """bench/proof_mutation.py: a failure that is not the mutant's is never counted as a catch."""
 
+import inspect
+
+from mqspec.proofs.refinement import campaign
 from mqspec.proofs.refinement import mutation as pm
-from mqspec.refimpl import mqsd_server
+from mqspec.refimpl import mqdsrp_client, mqdsrp_server, mqsd_server
 from mqspec.vectors import mutation as vm
 
 from tests.bench import load
@@ -44,3 +47,52 @@ def test_each_listed_equivalent_is_a_mutant_the_engine_makes_with_a_reason():
     made = {m.name for document in pm.DOCUMENTS for _, m in pm.mutants(document)}
     assert listed and sorted(set(listed) - made) == []
     assert all(len(reason) > 80 for reason in listed.values())
+
+
+def _engine_mutant(fn, name_start):
+    found = [m for m in vm.mutants_of(fn, pm.OPERATORS) if m.name.startswith(f"{m.module}.{fn.__name__} {name_start}")]
+    assert len(found) == 1, [m.name for m in vm.mutants_of(fn, pm.OPERATORS)]
+    return found[0]
+
+
+def test_a_mutants_statement_is_the_innermost_one_holding_its_line():
+    """The lines a run must have reached to be judged: the mutated if statement (with its block), and for a mutant
+    the engine places at the function's own line (a comprehension's condition has no line of its own) the whole
+    function."""
+    fn = mqdsrp_client._find_pending
+    mutant = _engine_mutant(fn, "negate: if ctx.clarified")
+    source, first = inspect.getsourcelines(fn)
+    lines = sorted(line for _, line in pm.statement_lines(fn, mutant))
+    assert {name for name, _ in pm.statement_lines(fn, mutant)} == {"mqdsrp_client.py"}
+    assert source[lines[0] - first].strip() == "if ctx.clarified:"
+    assert source[lines[-1] - first].strip() == "return qm.pending_requests.get((requester, identifier))"
+    ack = mqdsrp_server.receive_bsc_ack
+    comprehension = _engine_mutant(ack, "negate: for ... if n.machine_name == message.bsc_name")
+    source, first = inspect.getsourcelines(ack)
+    whole = sorted(line for _, line in pm.statement_lines(ack, comprehension))
+    assert source[whole[0] - first].startswith("def receive_bsc_ack(")  # below its decorator
+    assert whole == list(range(whole[0], first + len(source)))
+
+
+def test_a_mutant_is_judged_on_the_runs_that_reached_its_statement_and_departs_there():
+    """The benchmark records which handler lines each of the campaign's runs reaches on the reference, then judges a
+    mutant on the runs that reached its statement only (the others run the same code, and cannot depart). The file
+    that catches _find_pending's wait-found-by-identifier mutant reaches it, a file with no change request does not
+    (it is skipped), a run nobody recorded is run, and with the mutant installed the selected file departs."""
+    files = {"clarified:two-forwarded-requests-with-one-identifier.yaml", "clarified:4.2-adding-a-bsc.yaml"}
+    record = campaign.Selection(wanted=lambda name: name in files)
+    rows, lines = campaign.run("clarified", selection=record)
+    assert set(record.reached) == files and "clarified:seed 1" in record.skipped
+    assert [r.obligation.name for r in rows if r.status == "violated"] == []
+    assert lines == set().union(*record.reached.values())
+    fn = mqdsrp_client._find_pending
+    mutant = _engine_mutant(fn, "negate: if ctx.clarified")
+    chosen = pm.selection(record.reached, pm.statement_lines(fn, mutant))
+    assert chosen.wanted("clarified:two-forwarded-requests-with-one-identifier.yaml")
+    assert not chosen.wanted("clarified:4.2-adding-a-bsc.yaml")
+    assert chosen.wanted("clarified:seed 1")  # not recorded: judged on it too
+    only = campaign.Selection(wanted=lambda name: name in files and chosen.wanted(name))
+    with vm.installed(fn, vm.mutant_code(fn, mutant)):
+        rows, _ = campaign.run("clarified", stop_at_first=True, shrink=False, selection=only)
+    assert [r.obligation.name for r in rows if r.status == "violated"] == ["refinement-receive_change_reply"]
+    assert "clarified:4.2-adding-a-bsc.yaml" in only.skipped

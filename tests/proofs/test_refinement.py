@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mqspec.proofs.refinement import campaign, check, exemptions, mqcn, mqsd
 from mqspec.proofs.scenario_watch import InvariantWatch
-from mqspec.refimpl import mqcn_dmpr, mqcn_server, mqdsrp_client, mqdsrp_objects, mqdsrp_server
+from mqspec.refimpl import mqcn_dmpr, mqcn_server, mqdsrp_client, mqdsrp_common, mqdsrp_objects, mqdsrp_server
 from mqspec.refimpl import mqsd_client, mqsd_server
 from mqspec.refimpl import scenario_run
 from mqspec.refimpl.effects import Mode
@@ -27,6 +27,9 @@ LITERAL_BSC = ("mqspec.proofs.refinement.scenarios", "literal-bsc-with-a-psc-nei
 EDGE_REQUESTS = ("mqspec.proofs.refinement.scenarios", "a-bsc-acked-and-a-short-sync0-request.yaml")
 TAMPERED_REPLY = ("mqspec.proofs.refinement.scenarios", "a-tampered-change-reply-is-sent-again.yaml")
 TWO_WAITS = ("mqspec.proofs.refinement.scenarios", "two-forwarded-requests-with-one-identifier.yaml")
+MACHINE_UPDATE = ("mqspec.proofs.refinement.scenarios", "a-machine-update-makes-and-unmakes-a-bsc.yaml")
+EMPTY_MESSAGE = ("mqspec.proofs.refinement.scenarios", "an-empty-replication-message.yaml")
+COMPLETING = ("mqspec.proofs.refinement.scenarios", "a-sync0-reply-completing.yaml")
 
 
 def _run(package, name, mode=Mode.CLARIFIED):
@@ -89,12 +92,20 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
     (TWO_WAITS, mqdsrp_client._find_pending, "negate: if ctx.clarified", "if not ctx.clarified",
      "receive_change_reply (3.3.7.6)"),
     (TWO_WAITS, mqdsrp_client._find_pending, "drop-then: if ctx.clarified", "pass", "receive_change_reply (3.3.7.6)"),
+    # a machine of the PSC's site made a BSC by a directory client, then not (no other run updates PROPID_QM_SERVICE)
+    (MACHINE_UPDATE, mqdsrp_objects.handle_machine_update, "drop-else: if qm_service == SERVICE_BSC", "(no else)",
+     "directory_client_request (3.1.7.1)"),
+    # a replica in SYNC0 told COMPLETING (no server of the campaign's runs says it)
+    (COMPLETING, mqdsrp_client.receive_sync_reply, "drop-then: if sync0_state == CompleteSync0.COMPLETING", "pass",
+     "receive_sync_reply (3.3.7.5)"),
 ], ids=["already-purged-guard-off-by-one", "bsc-applies-change-requests-for-its-site",
-        "wait-found-by-identifier-alone", "wait-found-by-identifier-alone-dropped-branch"])
+        "wait-found-by-identifier-alone", "wait-found-by-identifier-alone-dropped-branch", "machine-no-longer-a-bsc",
+        "sync0-reply-completing"])
 def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario, handler, before, after, section):
     """The campaign's scenario refines the model with its expectations met, and the one-line mutant of the guard it
     reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; two waits
-    with one RequestIdentifier, answered in the other order) departs from the model, naming the handler."""
+    with one RequestIdentifier, answered in the other order; a machine update that ends a BSC; a sync0 reply saying
+    COMPLETING) departs from the model, naming the handler."""
     result, watch, _ = _run(*scenario)
     assert not result.failures and watch.violations == []
     with vm.installed(handler, _mutant(handler, before, after)):
@@ -241,6 +252,29 @@ def test_a_handler_that_raises_departs_and_the_campaign_names_it():
     assert departure.differences == (
         "the reference raised AttributeError: 'NoneType' object has no attribute 'partition_id'",)
     assert tally.tallies["receive_psc_ack"].departures == [departure] and tally.running is None
+
+
+def test_an_empty_message_is_dropped_and_a_handler_that_reads_it_departs():
+    """Receiving Replication Messages takes no action on an empty message (3.1.5.1), which only the campaign's file
+    sends. Without that step the handler reads the body's first byte and raises: a departure naming it at PSC1."""
+    handler = mqdsrp_common.receiving_replication_messages
+    code = _mutant(handler, "drop-then: if not body", "pass")
+    for mutated in (False, True):
+        tracer = campaign.Tracer()
+        tally = campaign.Watch(tracer)
+        previous, check.WATCH = check.WATCH, tally
+        failures: list[str] = []
+        try:
+            with tracer, vm.installed(handler, code if mutated else handler.__code__):
+                campaign._scenarios(Mode.CLARIFIED, failures, False, only=frozenset({EMPTY_MESSAGE[1]}))
+        finally:
+            check.WATCH = previous
+        if not mutated:
+            assert failures == [] and tally.departures == []
+            assert _line(mqdsrp_common, "return", "def receiving_replication_messages") in tracer.lines
+    assert [Path(str(f)).name for f in failures] == [EMPTY_MESSAGE[1]]
+    assert [(d.handler, d.section, d.node, d.differences) for d in tally.departures] == [
+        ("receiving_replication_messages", "3.1.5.1", "PSC1", ("the reference raised IndexError: index out of range",))]
 
 
 def test_an_exception_outside_any_handler_run_is_the_harness_own():
