@@ -64,7 +64,8 @@ def _judge(job: tuple[str, str, int, bool, frozenset[str] | None, frozenset[str]
         return {"document": document, "baseline": failing, "reached": record.reached}
     fn, mutant = [(f, m) for f, m in pm.mutants(document) if f"{f.__module__}.{f.__name__}" == key][index]
     selection = None if not recorded else campaign.Selection(
-        wanted=(lambda name: True) if wanted is None else (lambda name: name in wanted or name not in recorded))
+        wanted=(lambda name: True) if wanted is None else (lambda name: name in wanted or name not in recorded),
+        record=False)
     failing = pm.run_mutant(document, fn, mutant, bounded=bounded, selection=selection)  # the parent classifies
     return {"document": document, "mutant": mutant.name, "line": mutant.line, "failing": failing,
             "seconds": round(time.monotonic() - started, 1),

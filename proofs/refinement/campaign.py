@@ -157,6 +157,8 @@ class Selection:
 
     wanted: Callable[[str], bool] = lambda name: True
     reached: dict[str, set[tuple[str, int]]] = attrs.field(factory=dict)
+    #: False: runs that need no tracer for anything else (the bounded runs) are not traced, and record no line
+    record: bool = True
     #: the runs ``wanted`` declined, by name
     skipped: list[str] = attrs.field(factory=list)
 

@@ -118,7 +118,7 @@ def refinement_rows(document: str, profile: str = "default", selection: Any = No
 
 def bounded_rows(selection: Any = None) -> list[Any]:
     """The bounded model checking rows of both modes (with a ``selection``: only if it wants the run named
-    ``bounded``, and recording the handler lines they reach under that name)."""
+    ``bounded``, and recording the handler lines they reach under that name when it records)."""
     from mqspec.proofs import bmc
 
     from . import campaign
@@ -127,6 +127,12 @@ def bounded_rows(selection: Any = None) -> list[Any]:
         return [r for mode in ("clarified", "literal") for r in bmc.run(mode, jobs=1)]  # here, as refinement_rows
 
     if selection is None:
+        return rows()
+    if not selection.record:  # tracing would only slow the runs down: nobody reads their lines
+        if not selection.wanted("bounded"):
+            selection.skipped.append("bounded")
+            return []
+        selection.reached["bounded"] = set()
         return rows()
     tracer = campaign.Tracer()
     with tracer, selection.run("bounded", tracer) as wanted:
@@ -171,7 +177,7 @@ def selection(reached: dict[str, set[tuple[str, int]]], lines: set[tuple[str, in
     record."""
     from . import campaign
 
-    return campaign.Selection(wanted=lambda name: name not in reached or bool(reached[name] & lines))
+    return campaign.Selection(wanted=lambda name: name not in reached or bool(reached[name] & lines), record=False)
 
 
 def row_key(row: str) -> str:

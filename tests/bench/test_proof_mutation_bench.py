@@ -96,3 +96,12 @@ def test_a_mutant_is_judged_on_the_runs_that_reached_its_statement_and_departs_t
         rows, _ = campaign.run("clarified", stop_at_first=True, shrink=False, selection=only)
     assert [r.obligation.name for r in rows if r.status == "violated"] == ["refinement-receive_change_reply"]
     assert "clarified:4.2-adding-a-bsc.yaml" in only.skipped
+
+
+def test_bounded_runs_that_never_reached_a_mutants_statement_are_not_run():
+    """The bounded runs are one run of the selection, named ``bounded``: a mutant whose statement they never reached
+    on the reference is not judged on them (they take minutes), and a mutant's selection traces nothing it does not
+    need (only the baseline records lines)."""
+    chosen = pm.selection({"bounded": {("mqdsrp_client.py", 1)}}, {("mqdsrp_client.py", 2)})
+    assert not chosen.record and not chosen.wanted("bounded") and chosen.wanted("clarified:seed 1")
+    assert pm.bounded_rows(chosen) == [] and chosen.skipped == ["bounded"] and chosen.reached == {}
