@@ -49,16 +49,17 @@ import attrs
 def _judge(job: tuple[str, str, int, bool, frozenset[str] | None, frozenset[str]]) -> dict[str, Any]:
     """The rows that fail with the ``index``-th mutant of ``document`` installed (in a worker process: the mutant
     is installed there), on the runs named in ``wanted`` and those not in ``recorded`` (None: every run); or, for
-    index -1, on the unmutated reference (its baseline), with the handler lines each run reached."""
+    index -1, on the unmutated reference (its baseline, or the part of it named ``key``), with the handler lines
+    each run reached."""
     from mqspec.proofs.refinement import campaign
     from mqspec.proofs.refinement import mutation as pm
 
     document, key, index, bounded, wanted, recorded = job
     started = time.monotonic()
-    if index < 0:
+    if index < 0:  # key: the part of the baseline (pm.PARTS), or "" for all of it
         record = campaign.Selection()
         try:
-            failing = pm.baseline(document, bounded=bounded, record=record)
+            failing = pm.baseline(document, bounded=bounded, record=record, part=key or None)
         except Exception as exc:  # noqa: BLE001 - reported by the parent as the harness's own failure
             failing = [("harness", f"{type(exc).__name__}: {str(exc)[:300]}")]
         return {"document": document, "baseline": failing, "reached": record.reached}
@@ -116,17 +117,23 @@ def main(argv: list[str] | None = None) -> int:
     with multiprocessing.get_context("fork").Pool(max(1, args.workers), maxtasksperchild=20) as pool:
         # the unmutated reference first: a mutant's failure counts as a catch only where the baseline has none, and
         # its runs' lines select the runs each mutant is judged on
+        parts = [(d, part, -1, not args.no_bounded, None, frozenset()) for d in documents
+                 for part in pm.PARTS.get(d, ("",))]
+        failing: dict[str, list[tuple[str, str]]] = {d: [] for d in documents}
+        reached: dict[str, dict[str, set[tuple[str, int]]]] = {d: {} for d in documents}
+        for result in pool.imap(_judge, parts):  # a document's parts (its campaign's modes, its bounded runs) apart
+            failing[result["document"]] += result["baseline"]
+            reached[result["document"]].update(result["reached"])
         jobs = []
-        for result in pool.imap(_judge, [(d, "", -1, not args.no_bounded, None, frozenset()) for d in documents]):
-            document = result["document"]
-            broken = [row for kind, row in result["baseline"] if kind != "bounded"]
+        for document in documents:
+            broken = [row for kind, row in failing[document] if kind != "bounded"]
             if broken:
                 print(f"proof_mutation: the unmutated {document} does not pass its rows, so no mutant can be "
                       f"judged: {'; '.join(broken[:3])}", file=sys.stderr)
                 pool.terminate()
                 return 2
-            baselines[document] = [row for _, row in result["baseline"]]
-            jobs += _jobs(document, args.function, not args.no_bounded, result["reached"], not args.every_run)
+            baselines[document] = [row for _, row in failing[document]]
+            jobs += _jobs(document, args.function, not args.no_bounded, reached[document], not args.every_run)
         known = {d: frozenset(pm.row_key(row) for row in rows) for d, rows in baselines.items()}
         for result in pool.imap_unordered(_judge, jobs):
             document = result["document"]

@@ -105,3 +105,14 @@ def test_bounded_runs_that_never_reached_a_mutants_statement_are_not_run():
     chosen = pm.selection({"bounded": {("mqdsrp_client.py", 1)}}, {("mqdsrp_client.py", 2)})
     assert not chosen.record and not chosen.wanted("bounded") and chosen.wanted("clarified:seed 1")
     assert pm.bounded_rows(chosen) == [] and chosen.skipped == ["bounded"] and chosen.reached == {}
+
+
+def test_a_part_of_the_baseline_runs_one_mode_of_the_campaign_and_records_its_runs():
+    """The benchmark runs MC-MQDSRP's baseline in parts, in parallel (proofs/refinement/mutation.py PARTS): one
+    part is one mode's campaign, clean on the reference, recording the lines of each run it ran."""
+    assert pm.PARTS["MC-MQDSRP"] == ("clarified", "literal", "bounded")
+    record = campaign.Selection(wanted=lambda name: name == "literal:4.1-adding-a-site.yaml")
+    assert pm.baseline("MC-MQDSRP", record=record, part="literal") == []
+    [(name, lines)] = record.reached.items()
+    assert name == "literal:4.1-adding-a-site.yaml" and lines
+    assert "literal:seed 1" in record.skipped and not any(name.startswith("clarified:") for name in record.skipped)
