@@ -113,11 +113,18 @@ class Tally:
     departures: list[Any] = attrs.field(factory=list)
 
 
-class Watch:
-    """Listens to the refinement checks of the campaign's runs (check.WATCH) and tallies them by handler."""
+class FirstDeparture(Exception):
+    """Raised by a :class:`Watch` that stops at the first departure, from the handler run that departed: its run
+    ends there (the rest of it cannot change the verdict, and a wrong handler may make it run for ever)."""
 
-    def __init__(self, tracer: Tracer) -> None:
+
+class Watch:
+    """Listens to the refinement checks of the campaign's runs (check.WATCH) and tallies them by handler; with
+    ``stop``, ends the run at its first departure (:class:`FirstDeparture`)."""
+
+    def __init__(self, tracer: Tracer, stop: bool = False) -> None:
         self.tracer = tracer
+        self.stop = stop
         self.tallies: dict[str, Tally] = collections.defaultdict(Tally)
         self.departures: list[Any] = []
         #: the check whose handler run is in progress (between its begin and end)
@@ -137,13 +144,15 @@ class Watch:
         return self.tracer.called
 
     def end(self, handler: str, departure: Any) -> None:
-        self.running = None
+        finishing, self.running = self.running, None  # None: a raising run's end (Watch.raised), already stopping
         tally = self.tallies[handler]
         tally.states += 1
         tally.called |= self.tracer.called
         if departure is not None:
             tally.departures.append(departure)
             self.departures.append(departure)
+            if self.stop and finishing is not None:
+                raise FirstDeparture(f"{handler} departed at {departure.node}")
 
 
 @attrs.define
@@ -200,7 +209,7 @@ def run(mode: str, profile: str = "default", *, stop_at_first: bool = False, shr
     conf = PROFILES[profile]
     the_mode = Mode(mode)
     tracer = Tracer()
-    watch = Watch(tracer)
+    watch = Watch(tracer, stop=stop_at_first)
     failures: list[tuple[em.InvariantViolation, list[dict[str, Any]], bool]] = []
     steps = 0
     started = time.perf_counter()
@@ -209,7 +218,7 @@ def run(mode: str, profile: str = "default", *, stop_at_first: bool = False, shr
                       suppress_health_check=list(HealthCheck), print_blob=False)
     previous, check.WATCH = check.WATCH, watch
     scenario_failures: list[str] = []
-    raised = False  # a handler of a seeded run raised (its departure is in watch)
+    raised = False  # a handler of a seeded run raised, or departed when stopping at the first (in watch)
     whole = enterprise.Tally() if the_mode is Mode.CLARIFIED else None
     every_seed, every_examples, every_steps = conf["every"][mode]
     plan = [(True, seed, conf["examples"][mode], conf["steps"]) for seed in conf["seeds"][mode]]
@@ -235,6 +244,8 @@ def run(mode: str, profile: str = "default", *, stop_at_first: bool = False, shr
                             config, max_examples=examples, stateful_step_count=length))
                     except em.InvariantViolation as exc:
                         failures.append((exc, list(machine.stats.last_failure or []), fast))
+                    except FirstDeparture:  # recorded by the watch, which ended the run there
+                        raised = True
                     except Exception as exc:  # noqa: BLE001 - as in _scenarios: a handler that raised departs
                         if not watch.raised(exc):
                             raise
@@ -317,6 +328,8 @@ def _scenario(path: Any, mode: Mode, whole: enterprise.Tally | None) -> tuple[bo
         trace, attach = _both(watch.record, ent.record), _both(watch.attach, ent.attach)
     try:
         scenario_run.run(load(path), mode=mode, trace=trace, attach=attach, skip_idle_timers=True)
+    except FirstDeparture:  # the watch recorded it and ended the run there
+        return True, 0
     except Exception as exc:  # noqa: BLE001 - a handler that raises departs (Watch.raised), else it propagates
         if check.WATCH is None or not check.WATCH.raised(exc):
             raise

@@ -277,6 +277,25 @@ def test_an_empty_message_is_dropped_and_a_handler_that_reads_it_departs():
         ("receiving_replication_messages", "3.1.5.1", "PSC1", ("the reference raised IndexError: index out of range",))]
 
 
+def test_a_campaign_stopping_at_its_first_departure_ends_the_run_there():
+    """Receive Request Nack resending after a Nack of any class (its class test dropped) departs at the first
+    resend of partition_held_once_per_server.yaml, where a client creates a site whose PSC names no server: every
+    resend to it is nacked again, and the run would resend for hours of simulated time (more than half an hour of
+    the benchmark's time per mutant).
+    Stopping at the first departure ends the run at that handler run: one departure, the file counted as failed."""
+    handler = mqdsrp_client.receive_request_nack
+    tally = campaign.Watch(campaign.Tracer(), stop=True)
+    previous, check.WATCH = check.WATCH, tally
+    failures: list[str] = []
+    try:
+        with vm.installed(handler, _mutant(handler, "drop-then: if message_class != NACK_BAD_SIGNATURE", "pass")):
+            campaign._scenarios(Mode.CLARIFIED, failures, True, only=frozenset({"partition_held_once_per_server.yaml"}))
+    finally:
+        check.WATCH = previous
+    assert [Path(str(f)).name for f in failures] == ["partition_held_once_per_server.yaml"]
+    assert [(d.handler, d.section) for d in tally.departures] == [("receive_request_nack", "3.3.7.9")]
+
+
 def test_an_exception_outside_any_handler_run_is_the_harness_own():
     """Watch.raised claims an exception only while a handler run is in progress: otherwise it propagates."""
     tally = campaign.Watch(campaign.Tracer())
