@@ -62,12 +62,12 @@ _directory_operation = unchecked_constructor(DirectoryOperation)
 def _record(
     qm: QueueManager, ctx: Context, operation: str, status: int, *, object_type: int | None = None,
     path_name: str | None = None, guid: Guid | None = None, partition_id: Guid | None = None,
-    seq_number: SequenceNumber | int | None = None,
+    seq_number: SequenceNumber | None = None,
 ) -> None:
-    if seq_number is not None and isinstance(seq_number, SequenceNumber):
-        seq_number = seq_number.value
+    # every caller passes the SequenceNumber it was given (or none): the trace carries its value
     ctx.emit(_directory_operation(
-        qm.machine_name, operation, status, object_type, path_name, guid, partition_id, seq_number,
+        qm.machine_name, operation, status, object_type, path_name, guid, partition_id,
+        seq_number.value if seq_number is not None else None,
     ))
 
 
