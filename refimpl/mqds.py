@@ -208,8 +208,8 @@ def directory_client_request(qm: QueueManager, ctx: Context, request: ClientRequ
 
 def _with_identity(object_type: ObjectType, properties: tuple[Property, ...], guid: Guid) -> tuple[Property, ...]:
     """Add the object's identity property (its GUID) to a create when the client gave none (E-182)."""
-    pid = IDENTITY_PROPID.get(object_type)
-    if pid is None or any(p.propid == pid for p in properties):
+    pid = IDENTITY_PROPID[object_type]  # every ObjectType has one
+    if any(p.propid == pid for p in properties):
         return properties
     return (*properties, Property(pid, guid))
 
