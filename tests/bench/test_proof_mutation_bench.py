@@ -116,3 +116,13 @@ def test_a_part_of_the_baseline_runs_one_mode_of_the_campaign_and_records_its_ru
     [(name, lines)] = record.reached.items()
     assert name == "literal:4.1-adding-a-site.yaml" and lines
     assert "literal:seed 1" in record.skipped and not any(name.startswith("clarified:") for name in record.skipped)
+
+
+def test_a_function_only_the_simulator_calls_is_not_mutated_and_the_report_says_why():
+    """default_scope picks the scope a simulated directory client sends (E-183): mutating it changes the handlers'
+    inputs, which the check takes as they come, so its negated condition "survived" every run. It is left out of
+    the mutated functions, and the report names it with the reason."""
+    names = {f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}" for fn in pm.functions("MC-MQDSRP")}
+    assert "mqds.default_scope" not in names and "mqds.directory_client_request" in names
+    assert set(pm.ENVIRONMENT) == {"mqds.default_scope"}
+    assert pm.report([], {})["not_mutated"] == pm.ENVIRONMENT
