@@ -206,7 +206,9 @@ def _return_status(qm: QueueManager, ctx: Context, pending: PendingChangeRequest
     if pending.origin == "forward":
         send_change_reply(qm, ctx, status, pending.message)
     else:
-        ctx.emit(RequestCompleted(qm.machine_name, pending.client_request or 0, status))
+        # a directory client's request always has its number (mqds.directory_client_request counts from 1)
+        assert pending.client_request is not None
+        ctx.emit(RequestCompleted(qm.machine_name, pending.client_request, status))
 
 
 def change_request_wait_expired(qm: QueueManager, ctx: Context, key: tuple[str, int]) -> None:
