@@ -277,6 +277,18 @@ def test_an_empty_message_is_dropped_and_a_handler_that_reads_it_departs():
         ("receiving_replication_messages", "3.1.5.1", "PSC1", ("the reference raised IndexError: index out of range",))]
 
 
+def test_a_departure_of_a_handler_the_table_does_not_name_fails_its_row():
+    """An empty message is dispatched by 3.1.5.1 itself (no row of HANDLERS names it). With its step dropped the
+    handler raises: the campaign's rows must show it violated, or `mqspec prove` would stay green (the benchmark
+    found this mutant surviving on every run that reached it)."""
+    handler = mqdsrp_common.receiving_replication_messages
+    only = campaign.Selection(wanted=lambda name: name == f"clarified:{EMPTY_MESSAGE[1]}")
+    with vm.installed(handler, _mutant(handler, "drop-then: if not body", "pass")):
+        rows, _ = campaign.run("clarified", stop_at_first=True, shrink=False, selection=only)
+    assert [(r.obligation.name, r.detail["section"]) for r in rows if r.status == "violated"] == [
+        ("refinement-receiving_replication_messages", "3.1.5.1")]
+
+
 def test_a_campaign_stopping_at_its_first_departure_ends_the_run_there():
     """Receive Request Nack resending after a Nack of any class (its class test dropped) departs at the first
     resend of partition_held_once_per_server.yaml, where a client creates a site whose PSC names no server: every
