@@ -108,6 +108,7 @@ class Tracer(br.Reach):
 class Tally:
     """What the campaign saw of one handler in one mode."""
 
+    section: str = "?"
     states: int = 0
     called: set[str] = attrs.field(factory=set)
     departures: list[Any] = attrs.field(factory=list)
@@ -143,9 +144,10 @@ class Watch:
     def called(self) -> set[str]:
         return self.tracer.called
 
-    def end(self, handler: str, departure: Any) -> None:
+    def end(self, handler: str, section: str, departure: Any) -> None:
         finishing, self.running = self.running, None  # None: a raising run's end (Watch.raised), already stopping
         tally = self.tallies[handler]
+        tally.section = section
         tally.states += 1
         tally.called |= self.tracer.called
         if departure is not None:
@@ -264,8 +266,7 @@ def run(mode: str, profile: str = "default", *, stop_at_first: bool = False, shr
     # a handler run the table does not name (an empty or undecodable message: 3.1.5.1's own dispatch) gets its row
     # too: a departure there must fail prove, not vanish with its tally
     listed = {h for h, _ in HANDLERS}
-    extra = sorted((h, t.departures[0].section if t.departures else "3.1.5.1" if h == "receiving_replication_messages"
-                    else "?") for h, t in watch.tallies.items() if h not in listed)
+    extra = sorted((h, t.section) for h, t in watch.tallies.items() if h not in listed)
     for handler, section in (*HANDLERS, *extra):
         tally = watch.tallies.get(handler, Tally())
         reached, total = _branch_counts(tally.called, tracer.lines)

@@ -234,7 +234,7 @@ class Refinement:
                                   tuple(problems), ran)
             self.departures.append(departure)
         if WATCH is not None:
-            WATCH.end(handler, departure)
+            WATCH.end(handler, section, departure)
 
     def crashed(self, world: Any, name: str, lose: str) -> None:
         self._pre.pop(name, None)
@@ -252,7 +252,7 @@ class Refinement:
             self.departures.append(departure)
             found.append(departure)
             if WATCH is not None:
-                WATCH.end(handler, departure)
+                WATCH.end(handler, section, departure)
         self._pre.clear()
         return found
 
