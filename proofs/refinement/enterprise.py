@@ -45,6 +45,11 @@ OUT_OF_SCOPE: dict[str, str] = {
     "model the AuthorityName of a site's partition names a server that owns it (1.3.1.2)",
     "e318-a-deleted-sites-psc-neighbor-goes-at-every-psc.yaml": "a client creates a site whose PSC names no server "
     "and deletes it; the enterprise model has neither (1.3.1.2; no site deletion, 3.1.7.2.7 and E-318)",
+    "a-change-request-to-no-machine.yaml": "a client names NOWHERE, a machine that is no server, as site1's PSC; in "
+    "the enterprise model the AuthorityName of a site's partition names a server that owns it (1.3.1.2)",
+    "a-site-with-the-enterprise-partitions-id.yaml": "a client creates and deletes a site whose identifier is the "
+    "enterprise partition's (GUID_NULL), which removes the PEC's enterprise partition; the enterprise model has no "
+    "site deletion (Handle Directory Delete of a site, 3.1.7.2.7 and E-318)",
     "a-machine-update-makes-and-unmakes-a-bsc.yaml": "a directory client makes C11, a client machine, a BSC by its "
     "PROPID_QM_SERVICE, and PSC1 propagates to it as to a BSC neighbor (3.1.7.2.12); in the enterprise model a "
     "server's role is fixed (bsc(s) is a symbol) and C11 is no server, so what PSC1 sends it counts as sent to a PSC",

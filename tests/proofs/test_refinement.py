@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from mqspec.proofs.refinement import campaign, check, exemptions, mqcn, mqsd
+from mqspec.proofs.refinement import campaign, check, enterprise, exemptions, mqcn, mqsd
 from mqspec.proofs.scenario_watch import InvariantWatch
 from mqspec.refimpl import mqcn_dmpr, mqcn_server, mqdsrp_client, mqdsrp_common, mqdsrp_objects, mqdsrp_server
 from mqspec.refimpl import mqsd_client, mqsd_server
@@ -29,7 +29,9 @@ TAMPERED_REPLY = ("mqspec.proofs.refinement.scenarios", "a-tampered-change-reply
 TWO_WAITS = ("mqspec.proofs.refinement.scenarios", "two-forwarded-requests-with-one-identifier.yaml")
 MACHINE_UPDATE = ("mqspec.proofs.refinement.scenarios", "a-machine-update-makes-and-unmakes-a-bsc.yaml")
 EMPTY_MESSAGE = ("mqspec.proofs.refinement.scenarios", "an-empty-replication-message.yaml")
-COMPLETING = ("mqspec.proofs.refinement.scenarios", "a-sync0-reply-completing.yaml")
+SYNC_REPLIES = ("mqspec.proofs.refinement.scenarios", "sync-replies-after-a-purge.yaml")
+NO_MACHINE = ("mqspec.proofs.refinement.scenarios", "a-change-request-to-no-machine.yaml")
+NULL_SITE = ("mqspec.proofs.refinement.scenarios", "a-site-with-the-enterprise-partitions-id.yaml")
 
 
 def _run(package, name, mode=Mode.CLARIFIED):
@@ -96,16 +98,29 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
     (MACHINE_UPDATE, mqdsrp_objects.handle_machine_update, "drop-else: if qm_service == SERVICE_BSC", "(no else)",
      "directory_client_request (3.1.7.1)"),
     # a replica in SYNC0 told COMPLETING (no server of the campaign's runs says it)
-    (COMPLETING, mqdsrp_client.receive_sync_reply, "drop-then: if sync0_state == CompleteSync0.COMPLETING", "pass",
+    (SYNC_REPLIES, mqdsrp_client.receive_sync_reply, "drop-then: if sync0_state == CompleteSync0.COMPLETING", "pass",
      "receive_sync_reply (3.3.7.5)"),
+    # a late Sync Reply older than the replica's purge (no server of the campaign's runs delays one)
+    (SYNC_REPLIES, mqdsrp_client.receive_sync_reply, "drop-then: if message.purged_seq_number <", "pass",
+     "receive_sync_reply (3.3.7.5)"),
+    # the end of sync0 with a change queued while the answer was delayed (E-138), and a tombstone the answer resent
+    (SYNC_REPLIES, mqdsrp_client.complete_sync0_state, "drop-then: if ctx.clarified", "pass",
+     "receive_sync_reply (3.3.7.5)"),
+    (SYNC_REPLIES, mqdsrp_client.complete_sync0_state, "drop-operand: d.seq_number == MIN_SEQ_NUMBER", "(dropped)",
+     "receive_sync_reply (3.3.7.5)"),
+    # a change request nacked with NackBadDestQueue (0x8000), the first class of 3.1.5.1's Nack range
+    (NO_MACHINE, mqdsrp_common.receiving_replication_messages, "shift: NACK_FIRST <= message_class", "(operator 0)",
+     "(3.3.7.8)"),
 ], ids=["already-purged-guard-off-by-one", "bsc-applies-change-requests-for-its-site",
         "wait-found-by-identifier-alone", "wait-found-by-identifier-alone-dropped-branch", "machine-no-longer-a-bsc",
-        "sync0-reply-completing"])
+        "sync0-reply-completing", "stale-sync-reply", "sync0-ends-without-pending-check",
+        "sync0-ends-deleting-resent-tombstones", "nack-range-without-its-first-class"])
 def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario, handler, before, after, section):
     """The campaign's scenario refines the model with its expectations met, and the one-line mutant of the guard it
     reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; two waits
     with one RequestIdentifier, answered in the other order; a machine update that ends a BSC; a sync0 reply saying
-    COMPLETING) departs from the model, naming the handler."""
+    COMPLETING; a Sync Reply whose PurgedSeqNumber is below the replica's; the end of sync0 with a change queued, and
+    with a tombstone the answer resent; a change request sent to no machine) departs from the model, naming the handler."""
     result, watch, _ = _run(*scenario)
     assert not result.failures and watch.violations == []
     with vm.installed(handler, _mutant(handler, before, after)):
@@ -179,14 +194,17 @@ def test_the_campaigns_stray_psc_acks_refine_and_the_neighbor_guard_cannot_be_dr
      "receive_sync_request (3.2.7.3)"),
     (mqdsrp_server.reply_purged_seq_number, "drop-operand: ctx.literal", "(dropped)", "receive_sync_request (3.2.7.3)"),
     (mqdsrp_server.receive_psc_ack, "drop-then: if not qm.is_psc", "pass", "receive_psc_ack (3.2.7.4)"),
-], ids=["reply-purged-literal-branch-dropped", "reply-purged-literal-operand-dropped", "psc-ack-at-a-bsc-recorded"])
+    (mqdsrp_client.receive_sync_reply, "drop-operand: ctx.literal", "(dropped)", "receive_sync_reply (3.3.7.5)"),
+], ids=["reply-purged-literal-branch-dropped", "reply-purged-literal-operand-dropped", "psc-ack-at-a-bsc-recorded",
+        "empty-reply-moves-last-seq-back-literally"])
 def test_a_literal_bsc_with_a_psc_neighbor_refines_and_catches_the_literal_only_mutants(handler, before, after,
                                                                                        section):
     """The literal BSC that holds PEC0 as a PSC neighbor (E-106) and an AllowedPurgeSeqNumber above its
     PurgedSeqNumber refines the model in both modes with its expectations met; Receive PSC Ack runs there in
-    literal mode (the default profile's only literal run of it). Three mutants that differ only in literal mode
+    literal mode (the default profile's only literal run of it). Four mutants that differ only in literal mode
     depart there: a non-authority's reply stamped with AllowedPurgeSeqNumber (E-314 taken in literal mode, two
-    ways) and a BSC recording a PSC ack."""
+    ways), a BSC recording a PSC ack, and an empty reply answering the window that no longer moves LastSeqNumber
+    back (E-166 taken in literal mode)."""
     for mode in (Mode.CLARIFIED, Mode.LITERAL):
         result, watch, refinement = _run(*LITERAL_BSC, mode=mode)
         assert not result.failures and watch.violations == [] and refinement.checked["receive_psc_ack"] == 1
@@ -195,6 +213,32 @@ def test_a_literal_bsc_with_a_psc_neighbor_refines_and_catches_the_literal_only_
         _, watch, _ = _run(*LITERAL_BSC, mode=Mode.LITERAL)
     assert [v["invariant"] for v in watch.violations] == ["handlers_refine_model"]
     assert section in "\n".join(watch.violations[0]["problems"])
+
+
+def _campaign_departures(name, mode=Mode.CLARIFIED):
+    """The departures the campaign's Watch records on one of its scenario files (a handler that raises departs)."""
+    previous, check.WATCH = check.WATCH, campaign.Watch(campaign.Tracer())
+    failures: list[str] = []
+    try:
+        with check.WATCH.tracer:
+            campaign._scenarios(mode, failures, False, only=frozenset({name}))
+    finally:
+        watch, check.WATCH = check.WATCH, previous
+    return failures, watch.departures
+
+
+def test_a_pec_without_its_enterprise_partition_refines_and_a_handler_that_assumes_one_departs():
+    """A site whose identifier is GUID_NULL, the enterprise partition's, is created and deleted at the PEC, which
+    removes the enterprise partition (3.1.7.2.7); the PEC restarts without MyEnterprisePartition (3.1.3.1) and a
+    client's create raises Propagate Directory Change there. The reference refines the model; with the test
+    `qm.my_enterprise_partition is not None` dropped, the handler raises: a departure naming the client's request.
+    The file is outside the enterprise check, with its reason."""
+    assert _campaign_departures(NULL_SITE[1]) == ([], [])
+    assert NULL_SITE[1] in enterprise.OUT_OF_SCOPE
+    handler = mqdsrp_common.propagate_directory_change
+    with vm.installed(handler, _mutant(handler, "drop-operand: qm.my_enterprise_partition is not None", "(dropped)")):
+        failures, departures = _campaign_departures(NULL_SITE[1])
+    assert len(failures) == 1 and departures and "directory_client_request" in departures[0].text(40)
 
 
 def _line(module, text, after=None):
