@@ -204,14 +204,17 @@ def _machine(mode: Mode, fast: bool, steps: int) -> type[em.ReplicationMachine]:
 def run(mode: str, profile: str = "default", *, stop_at_first: bool = False, shrink: bool = True,
         log: Any = None, selection: Selection | None = None) -> tuple[list[Any], set[tuple[str, int]]]:
     """The campaign's rows for ``mode`` (see the module docstring) and the handler lines its runs reached;
-    ``stop_at_first``: end at the first departure; ``selection``: the runs to run (all by default), and where to
-    record the lines each reached."""
+    ``stop_at_first``: end the campaign at the first departure (without it, each scenario file's run still ends at
+    its own first departure; a seeded run goes on to the invariant check that shrinks it); ``selection``: the runs
+    to run (all by default), and where to record the lines each reached."""
     from mqspec.proofs.obligations import Obligation, Result
 
     conf = PROFILES[profile]
     the_mode = Mode(mode)
     tracer = Tracer()
-    watch = Watch(tracer, stop=stop_at_first)
+    # a scenario file's run always ends at its first departure: the file is the counterexample, named as it is,
+    # and a wrong handler may keep it running for hours of simulated time (a resend that is nacked again)
+    watch = Watch(tracer, stop=True)
     failures: list[tuple[em.InvariantViolation, list[dict[str, Any]], bool]] = []
     steps = 0
     started = time.perf_counter()
@@ -231,6 +234,8 @@ def run(mode: str, profile: str = "default", *, stop_at_first: bool = False, shr
                                 selection, tracer)
             if log:
                 log(f"refinement {mode}: the scenario files, {time.perf_counter() - started:.0f} s")
+            # a seeded run's departure must reach the machine's invariant check, which shrinks it into a scenario
+            watch.stop = stop_at_first
             for fast, seed, examples, length in plan:
                 if (failures or scenario_failures or raised) and stop_at_first:
                     break

@@ -352,6 +352,21 @@ def test_a_campaign_stopping_at_its_first_departure_ends_the_run_there():
     assert [(d.handler, d.section) for d in tally.departures] == [("receive_request_nack", "3.3.7.9")]
 
 
+def test_prove_ends_a_scenario_file_at_its_first_departure_and_fails_the_handlers_row():
+    """`mqspec prove`'s campaign (not stopping at the first departure) with the same storming mutant: the file's run
+    ends at its first departure all the same (before, it resent for hours of simulated time), the handler's row is
+    violated with the file as its counterexample, and the campaign goes on to its other runs."""
+    handler = mqdsrp_client.receive_request_nack
+    wanted = {"clarified:partition_held_once_per_server.yaml", "clarified:an-empty-replication-message.yaml"}
+    selection = campaign.Selection(wanted=lambda name: name in wanted, record=False)
+    with vm.installed(handler, _mutant(handler, "drop-then: if message_class != NACK_BAD_SIGNATURE", "pass")):
+        rows, _ = campaign.run("clarified", stop_at_first=False, shrink=False, selection=selection)
+    row = next(r for r in rows if r.obligation.name == "refinement-receive_request_nack")
+    assert row.status == "violated" and row.counterexample["departures"] == 1
+    assert row.counterexample["scenario_file"].endswith("partition_held_once_per_server.yaml")
+    assert set(selection.reached) == wanted  # the campaign's own file, run after it, ran too
+
+
 def test_an_exception_outside_any_handler_run_is_the_harness_own():
     """Watch.raised claims an exception only while a handler run is in progress: otherwise it propagates."""
     tally = campaign.Watch(campaign.Tracer())
