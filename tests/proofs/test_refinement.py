@@ -103,24 +103,29 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
     # a late Sync Reply older than the replica's purge (no server of the campaign's runs delays one)
     (SYNC_REPLIES, mqdsrp_client.receive_sync_reply, "drop-then: if message.purged_seq_number <", "pass",
      "receive_sync_reply (3.3.7.5)"),
-    # the end of sync0 with a change queued while the answer was delayed (E-138), and a tombstone the answer resent
+    # the end of sync0 with a change queued while the answer was delayed (E-138), a tombstone the answer resent, and
+    # one it did not
     (SYNC_REPLIES, mqdsrp_client.complete_sync0_state, "drop-then: if ctx.clarified", "pass",
      "receive_sync_reply (3.3.7.5)"),
     (SYNC_REPLIES, mqdsrp_client.complete_sync0_state, "drop-operand: d.seq_number == MIN_SEQ_NUMBER", "(dropped)",
      "receive_sync_reply (3.3.7.5)"),
+    (SYNC_REPLIES, mqdsrp_client.complete_sync0_state, "negate-operand: d.partition_id == partition.partition_id",
+     "not (", "receive_sync_reply (3.3.7.5)"),
     # a change request nacked with NackBadDestQueue (0x8000), the first class of 3.1.5.1's Nack range
     (NO_MACHINE, mqdsrp_common.receiving_replication_messages, "shift: NACK_FIRST <= message_class", "(operator 0)",
      "(3.3.7.8)"),
 ], ids=["already-purged-guard-off-by-one", "bsc-applies-change-requests-for-its-site",
         "wait-found-by-identifier-alone", "wait-found-by-identifier-alone-dropped-branch", "machine-no-longer-a-bsc",
         "sync0-reply-completing", "stale-sync-reply", "sync0-ends-without-pending-check",
-        "sync0-ends-deleting-resent-tombstones", "nack-range-without-its-first-class"])
+        "sync0-ends-deleting-resent-tombstones", "sync0-ends-keeping-unsent-tombstones",
+        "nack-range-without-its-first-class"])
 def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario, handler, before, after, section):
     """The campaign's scenario refines the model with its expectations met, and the one-line mutant of the guard it
     reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; two waits
     with one RequestIdentifier, answered in the other order; a machine update that ends a BSC; a sync0 reply saying
-    COMPLETING; a Sync Reply whose PurgedSeqNumber is below the replica's; the end of sync0 with a change queued, and
-    with a tombstone the answer resent; a change request sent to no machine) departs from the model, naming the handler."""
+    COMPLETING; a Sync Reply whose PurgedSeqNumber is below the replica's; the end of sync0 with a change queued,
+    with a tombstone the answer resent and with one it did not; a change request sent to no machine) departs from
+    the model, naming the handler."""
     result, watch, _ = _run(*scenario)
     assert not result.failures and watch.violations == []
     with vm.installed(handler, _mutant(handler, before, after)):
