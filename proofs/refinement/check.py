@@ -185,13 +185,16 @@ class Refinement:
         world.observers.append(self)
 
     def take(self) -> list[Departure]:
-        """The departures found since the last call (a step's)."""
+        """The departures found since the last call (a step's). Called between handler runs, so a run still open is
+        one that raised into a caller that went on (:meth:`_unfinished`)."""
+        self._unfinished()
         found, self.departures = self.departures, []
         return found
 
     # --- the World observer protocol -------------------------------------------------------------
 
     def before(self, world: Any, qm: Any, event: tuple[Any, ...]) -> None:
+        self._unfinished()
         if WATCH is not None:
             WATCH.begin(self)
         store = qm.directory
@@ -219,14 +222,18 @@ class Refinement:
         except Exception as exc:  # noqa: BLE001 - the model cannot take this event: a departure too
             problems.append(f"the model fails on this event: {type(exc).__name__}: {exc}")
         else:
-            model, reference = view(server), view_of(qm)
-            if model != reference:
-                problems += differences(model, reference, "")
-            problems += _emitted(ev.emitted, emitted_of(qm, effects))
-            if mark is None:
-                problems += _directories(server.directory.store, qm.directory)
-            elif _digest(qm.directory) != mark:
-                problems.append("directory: an event that only reads the directory changed it")
+            try:
+                model, reference = view(server), view_of(qm)
+                if model != reference:
+                    problems += differences(model, reference, "")
+                problems += _emitted(ev.emitted, emitted_of(qm, effects))
+                if mark is None:
+                    problems += _directories(server.directory.store, qm.directory)
+                elif _digest(qm.directory) != mark:
+                    problems.append("directory: an event that only reads the directory changed it")
+            except Exception as exc:  # noqa: BLE001 - a state or message of the reference the projection cannot
+                # read (a destination that is no machine name, say) is a departure, not a failure of prove
+                problems.append(f"the reference left what the check cannot read: {type(exc).__name__}: {exc}")
         departure = None
         if problems:
             ran = tuple(sorted(WATCH.called())) if WATCH is not None else ()
@@ -242,18 +249,28 @@ class Refinement:
     def raised(self, exc: BaseException) -> list[Departure]:
         """The handler runs the reference began and never finished because it raised ``exc``: each is a departure
         (the model's transition is total, a handler that raises takes none of them). The World cannot go on."""
+        return self._abandoned(f"the reference raised {type(exc).__name__}: {exc}")
+
+    def _unfinished(self) -> None:
+        """A handler run that began and never ended raised into a caller that went on: the scenario runner refuses
+        a step on a ModelError (a message the simulator will not carry, say) and runs the next one. It departs as
+        any raise does; before, nothing was recorded and the run's row could stay refined."""
+        if self._pre:
+            self._abandoned("the reference raised, and the step that ran it was refused (the scenario's failures "
+                            "say why); the run never finished")
+
+    def _abandoned(self, problem: str) -> list[Departure]:
         found = []
-        for node, (_, pre, _, event) in self._pre.items():
+        runs, self._pre = self._pre, {}  # WATCH.end may end the scenario's run (FirstDeparture)
+        for node, (_, pre, _, event) in runs.items():
             handler, section = handler_of(event)
             self.checked[handler] += 1
             ran = tuple(sorted(WATCH.called())) if WATCH is not None else ()
-            departure = Departure(handler, section, node, self.world.now, describe(event), pre,
-                                  (f"the reference raised {type(exc).__name__}: {exc}",), ran)
+            departure = Departure(handler, section, node, self.world.now, describe(event), pre, (problem,), ran)
             self.departures.append(departure)
             found.append(departure)
             if WATCH is not None:
                 WATCH.end(handler, section, departure)
-        self._pre.clear()
         return found
 
     def skipped(self, world: Any, qm: Any, event: tuple[Any, ...]) -> None:

@@ -372,6 +372,56 @@ def test_prove_ends_a_scenario_file_at_its_first_departure_and_fails_the_handler
     assert set(selection.reached) == wanted  # the campaign's own file, run after it, ran too
 
 
+ONE_QUEUE = """
+enterprise:
+  pec: PEC0
+  sites:
+    site0: {psc: PEC0, machines: [C0]}
+steps:
+  - create: {at: PEC0, type: queue, path: 'C0\\q', properties: {PROPID_Q_LABEL: q}}
+  - create: {at: PEC0, type: queue, path: 'C0\\r', properties: {PROPID_Q_LABEL: r}}
+"""
+
+
+def test_a_handler_run_whose_raise_the_scenario_runner_swallows_departs(tmp_path, monkeypatch):
+    """The scenario runner refuses a step on a ModelError and runs the next one, so a handler that raised one used to
+    leave its run unfinished and unrecorded: its row could stay refined. Now the open run departs, naming the
+    handler, at the next handler run or the next step."""
+    from mqspec.model.errors import ModelError
+    from mqspec.refimpl import world as world_module
+
+    original = world_module.directory_client_request
+
+    def refusing(qm, ctx, request, guid=None):
+        number = original(qm, ctx, request, guid)
+        if request.path_name == "C0\\q":
+            raise ModelError("a message the simulator will not carry")
+        return number
+
+    monkeypatch.setattr(world_module, "directory_client_request", refusing)
+    (tmp_path / "one-queue.yaml").write_text(ONE_QUEUE, encoding="utf-8")
+    watch = InvariantWatch(names=("handlers_refine_model",), refine=True)
+    result = scenario_run.run(load(tmp_path / "one-queue.yaml"), trace=watch.record, attach=watch.attach,
+                              skip_idle_timers=True)
+    watch.finish()
+    assert any("the simulator refused the step" in line for line in result.failures)
+    assert [v["invariant"] for v in watch.violations] == ["handlers_refine_model"]
+    text = "\n".join(watch.violations[0]["problems"])
+    assert "directory_client_request (3.1.7.1)" in text and "the step that ran it was refused" in text
+
+
+def test_what_the_check_cannot_read_of_the_reference_departs(monkeypatch):
+    """A state or message of the reference the projection cannot read (a destination that is no machine name) is a
+    departure of that handler run, not an exception out of `mqspec prove`."""
+    def unreadable(qm, effects):
+        raise TypeError("a destination that is no machine name")
+
+    monkeypatch.setattr(check, "emitted_of", unreadable)
+    _, watch, _ = _run("mqspec.scenarios", "4.2-adding-a-bsc.yaml")
+    assert [v["invariant"] for v in watch.violations] == ["handlers_refine_model"]
+    assert "the reference left what the check cannot read: TypeError" in "\n".join(watch.violations[0]["problems"])
+
+
 def test_an_exception_outside_any_handler_run_is_the_harness_own():
     """Watch.raised claims an exception only while a handler run is in progress: otherwise it propagates."""
     tally = campaign.Watch(campaign.Tracer())
