@@ -51,7 +51,7 @@ OUT_OF_SCOPE: dict[str, str] = {
     "enterprise partition's (GUID_NULL), which removes the PEC's enterprise partition; the enterprise model has no "
     "site deletion (Handle Directory Delete of a site, 3.1.7.2.7 and E-318)",
     "a-machine-update-makes-and-unmakes-a-bsc.yaml": "a directory client makes C11, a client machine, a BSC by its "
-    "PROPID_QM_SERVICE, and PSC1 propagates to it as to a BSC neighbor (3.1.7.2.12); in the enterprise model a "
+    "PROPID_QM_SERVICE (and creates C12 as one), and PSC1 propagates to it as to a BSC neighbor (3.1.7.2.12); in the enterprise model a "
     "server's role is fixed (bsc(s) is a symbol) and C11 is no server, so what PSC1 sends it counts as sent to a PSC",
     "psc-acks-the-handler-records-nothing-of.yaml": "misbehaving peers acknowledge 256 changes of partitions they "
     "never applied (PSC1 records one, for its site); the enterprise model's PSC acks are truthful "

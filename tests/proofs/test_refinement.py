@@ -32,6 +32,8 @@ EMPTY_MESSAGE = ("mqspec.proofs.refinement.scenarios", "an-empty-replication-mes
 SYNC_REPLIES = ("mqspec.proofs.refinement.scenarios", "sync-replies-after-a-purge.yaml")
 NO_MACHINE = ("mqspec.proofs.refinement.scenarios", "a-change-request-to-no-machine.yaml")
 NULL_SITE = ("mqspec.proofs.refinement.scenarios", "a-site-with-the-enterprise-partitions-id.yaml")
+RESTARTED_BSC = ("mqspec.proofs.refinement.scenarios", "a-restarted-bsc-sees-a-new-bsc.yaml")
+SITE_BY_REQUEST = ("mqspec.scenarios.counterexamples.literal", "partition_held_once_per_server.yaml")
 
 
 def _run(package, name, mode=Mode.CLARIFIED):
@@ -69,6 +71,8 @@ def _mutant(fn, before, after):
     """The engine's mutant of ``fn`` whose code reads ``before`` and ``after`` (bench/proof_mutation.py's)."""
     every = vm.mutants_of(fn, (*vm.OPERATORS, *vm.EXTRA_OPERATORS))
     found = [m for m in every if before in m.name and after in m.name]
+    if len(found) > 1:  # the same change at two sites: the first is named without its " #n"
+        found = [m for m in found if m.name.endswith(after)]
     assert len(found) == 1, [m.name for m in found]
     return vm.mutant_code(fn, found[0])
 
@@ -97,6 +101,9 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
     # a machine of the PSC's site made a BSC by a directory client, then not (no other run updates PROPID_QM_SERVICE)
     (MACHINE_UPDATE, mqdsrp_objects.handle_machine_update, "drop-else: if qm_service == SERVICE_BSC", "(no else)",
      "directory_client_request (3.1.7.1)"),
+    # ... and a BSC created through a change request, which runs Handle Directory Create twice at the PSC (E-104)
+    (MACHINE_UPDATE, mqdsrp_objects.handle_directory_create, "negate-operand: ctx.literal [or operand 1]",
+     "not (ctx.literal)", "receive_change_request (3.2.7.2)"),
     # a replica in SYNC0 told COMPLETING (no server of the campaign's runs says it)
     (SYNC_REPLIES, mqdsrp_client.receive_sync_reply, "drop-then: if sync0_state == CompleteSync0.COMPLETING", "pass",
      "receive_sync_reply (3.3.7.5)"),
@@ -114,18 +121,22 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
     # a change request nacked with NackBadDestQueue (0x8000), the first class of 3.1.5.1's Nack range
     (NO_MACHINE, mqdsrp_common.receiving_replication_messages, "shift: NACK_FIRST <= message_class", "(operator 0)",
      "(3.3.7.8)"),
+    # a BSC with MySitePartition (after a restart) applies the create of a new BSC's machine object
+    (RESTARTED_BSC, mqdsrp_objects.handle_directory_create, "drop-operand: qm.is_psc [and operand 0]", "(dropped)",
+     "receive_change_propagation (3.2.7.1)"),
 ], ids=["already-purged-guard-off-by-one", "bsc-applies-change-requests-for-its-site",
         "wait-found-by-identifier-alone", "wait-found-by-identifier-alone-dropped-branch", "machine-no-longer-a-bsc",
+        "bsc-created-by-request-added-twice",
         "sync0-reply-completing", "stale-sync-reply", "sync0-ends-without-pending-check",
         "sync0-ends-deleting-resent-tombstones", "sync0-ends-keeping-unsent-tombstones",
-        "nack-range-without-its-first-class"])
+        "nack-range-without-its-first-class", "bsc-adds-a-bsc-neighbor"])
 def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario, handler, before, after, section):
     """The campaign's scenario refines the model with its expectations met, and the one-line mutant of the guard it
     reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; two waits
-    with one RequestIdentifier, answered in the other order; a machine update that ends a BSC; a sync0 reply saying
+    with one RequestIdentifier, answered in the other order; a machine update that ends a BSC; a BSC created through a change request; a sync0 reply saying
     COMPLETING; a Sync Reply whose PurgedSeqNumber is below the replica's; the end of sync0 with a change queued,
-    with a tombstone the answer resent and with one it did not; a change request sent to no machine) departs from
-    the model, naming the handler."""
+    with a tombstone the answer resent and with one it did not; a change request sent to no machine; a
+    restarted BSC told of a new BSC) departs from the model, naming the handler."""
     result, watch, _ = _run(*scenario)
     assert not result.failures and watch.violations == []
     with vm.installed(handler, _mutant(handler, before, after)):
@@ -244,6 +255,23 @@ def test_a_pec_without_its_enterprise_partition_refines_and_a_handler_that_assum
     with vm.installed(handler, _mutant(handler, "drop-operand: qm.my_enterprise_partition is not None", "(dropped)")):
         failures, departures = _campaign_departures(NULL_SITE[1])
     assert len(failures) == 1 and departures and "directory_client_request" in departures[0].text(40)
+
+
+def test_a_site_created_through_a_change_request_is_made_twice_literally_and_once_clarified():
+    """A client at BSC11 creates a site: the PEC applies the forwarded request (Receive Change Request), whose Create
+    Directory Object raises Propagate Directory Change, which runs Handle Directory Create again (E-104). Read
+    literally the site's partition is made twice; clarified, once. The literal counterexample file is in the
+    default profile's literal runs, and refines the model in both modes; the clarified guard taken in literal mode
+    (its mode operand dropped) departs there, naming Receive Change Request."""
+    assert campaign.PROFILES["default"]["scenarios"]["literal"] >= {SITE_BY_REQUEST[1]}
+    for mode in (Mode.CLARIFIED, Mode.LITERAL):
+        _, watch, _ = _run(*SITE_BY_REQUEST, mode=mode)
+        assert watch.violations == []
+    handler = mqdsrp_objects.handle_directory_create
+    with vm.installed(handler, _mutant(handler, "drop-operand: ctx.clarified [and operand 0]", "(dropped)")):
+        _, watch, _ = _run(*SITE_BY_REQUEST, mode=Mode.LITERAL)
+    assert [v["invariant"] for v in watch.violations] == ["handlers_refine_model"]
+    assert "receive_change_request (3.2.7.2)" in "\n".join(watch.violations[0]["problems"])
 
 
 def _line(module, text, after=None):
