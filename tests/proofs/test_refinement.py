@@ -220,16 +220,20 @@ def test_the_campaigns_stray_psc_acks_refine_and_the_neighbor_guard_cannot_be_dr
     (mqdsrp_client.receive_sync_reply, "drop-operand: ctx.literal", "(dropped)", "receive_sync_reply (3.3.7.5)"),
     (mqdsrp_objects.handle_directory_create, "drop-operand: ctx.literal [or operand 1]", "(dropped)",
      "receive_change_request (3.2.7.2)"),
+    (mqdsrp_objects.handle_directory_delete, "drop-operand: qm.is_pec or ctx.clarified [and operand 1]", "(dropped)",
+     "receive_change_propagation (3.2.7.1)"),
 ], ids=["reply-purged-literal-branch-dropped", "reply-purged-literal-operand-dropped", "psc-ack-at-a-bsc-recorded",
-        "empty-reply-moves-last-seq-back-literally", "bsc-neighbor-added-once-literally"])
+        "empty-reply-moves-last-seq-back-literally", "bsc-neighbor-added-once-literally",
+        "site-undone-at-a-bsc-literally"])
 def test_a_literal_bsc_with_a_psc_neighbor_refines_and_catches_the_literal_only_mutants(handler, before, after,
                                                                                        section):
     """The literal BSC that holds PEC0 as a PSC neighbor (E-106) and an AllowedPurgeSeqNumber above its
     PurgedSeqNumber refines the model in both modes with its expectations met; Receive PSC Ack runs there in
-    literal mode (the default profile's only literal run of it). Five mutants that differ only in literal mode
+    literal mode (the default profile's only literal run of it). Six mutants that differ only in literal mode
     depart there: a non-authority's reply stamped with AllowedPurgeSeqNumber (E-314 taken in literal mode, two
     ways), a BSC recording a PSC ack, an empty reply answering the window that no longer moves LastSeqNumber
-    back (E-166 taken in literal mode), and a BSC created through a request added as a neighbor once (E-104)."""
+    back (E-166 taken in literal mode), a BSC created through a request added as a neighbor once (E-104), and a
+    deleted site undone at a BSC (E-318)."""
     for mode in (Mode.CLARIFIED, Mode.LITERAL):
         result, watch, refinement = _run(*LITERAL_BSC, mode=mode)
         assert not result.failures and watch.violations == [] and refinement.checked["receive_psc_ack"] == 1
