@@ -107,6 +107,8 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
     # ... deleted by its GUID (its BSC neighbor goes)
     (MACHINE_UPDATE, mqdsrp_objects.handle_directory_delete, "drop-then: if qm.is_psc and object_type", "pass",
      "directory_client_request (3.1.7.1)"),
+    (MACHINE_UPDATE, mqdsrp_objects.handle_directory_delete, "drop-operand: object_type == ObjectType.MQDS_MACHINE",
+     "(dropped)", "receive_change_propagation (3.2.7.1)"),
     # a queue whose GUID is GUID_NULL, the enterprise partition's PartitionID, deleted at the PEC
     (NULL_SITE, mqdsrp_objects.handle_directory_delete, "drop-operand: object_type == ObjectType.MQDS_SITE",
      "(dropped)", "directory_client_request (3.1.7.1)"),
@@ -132,14 +134,15 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
      "receive_change_propagation (3.2.7.1)"),
 ], ids=["already-purged-guard-off-by-one", "bsc-applies-change-requests-for-its-site",
         "wait-found-by-identifier-alone", "wait-found-by-identifier-alone-dropped-branch", "machine-no-longer-a-bsc",
-        "bsc-created-by-request-added-twice", "bsc-machine-deleted", "null-guid-queue-deleted",
+        "bsc-created-by-request-added-twice", "bsc-machine-deleted", "cn-named-like-a-bsc-deleted",
+        "null-guid-queue-deleted",
         "sync0-reply-completing", "stale-sync-reply", "sync0-ends-without-pending-check",
         "sync0-ends-deleting-resent-tombstones", "sync0-ends-keeping-unsent-tombstones",
         "nack-range-without-its-first-class", "bsc-adds-a-bsc-neighbor"])
 def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario, handler, before, after, section):
     """The campaign's scenario refines the model with its expectations met, and the one-line mutant of the guard it
     reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; two waits
-    with one RequestIdentifier, answered in the other order; a machine update that ends a BSC; a BSC created through a change request, and deleted; a queue whose
+    with one RequestIdentifier, answered in the other order; a machine update that ends a BSC; a BSC created through a change request, and deleted; a CN named like it; a queue whose
     GUID is the enterprise partition's, deleted; a sync0 reply saying
     COMPLETING; a Sync Reply whose PurgedSeqNumber is below the replica's; the end of sync0 with a change queued,
     with a tombstone the answer resent and with one it did not; a change request sent to no machine; a
