@@ -142,11 +142,11 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
 def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario, handler, before, after, section):
     """The campaign's scenario refines the model with its expectations met, and the one-line mutant of the guard it
     reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; two waits
-    with one RequestIdentifier, answered in the other order; a machine update that ends a BSC; a BSC created through a change request, and deleted; a CN named like it; a queue whose
-    GUID is the enterprise partition's, deleted; a sync0 reply saying
-    COMPLETING; a Sync Reply whose PurgedSeqNumber is below the replica's; the end of sync0 with a change queued,
-    with a tombstone the answer resent and with one it did not; a change request sent to no machine; a
-    restarted BSC told of a new BSC) departs from the model, naming the handler."""
+    with one RequestIdentifier, answered in the other order; a machine update that ends a BSC; a BSC created
+    through a change request, then deleted; a CN named like it; a queue whose GUID is the enterprise partition's,
+    deleted; a sync0 reply saying COMPLETING; a Sync Reply whose PurgedSeqNumber is below the replica's; the end of
+    sync0 with a change queued, with a tombstone the answer resent and with one it did not; a change request sent
+    to no machine; a restarted BSC told of a new BSC) departs from the model, naming the handler."""
     result, watch, _ = _run(*scenario)
     assert not result.failures and watch.violations == []
     with vm.installed(handler, _mutant(handler, before, after)):
