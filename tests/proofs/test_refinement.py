@@ -247,16 +247,19 @@ def test_a_literal_bsc_with_a_psc_neighbor_refines_and_catches_the_literal_only_
     assert section in "\n".join(watch.violations[0]["problems"])
 
 
-def _campaign_departures(name, mode=Mode.CLARIFIED):
-    """The departures the campaign's Watch records on one of its scenario files (a handler that raises departs)."""
-    previous, check.WATCH = check.WATCH, campaign.Watch(campaign.Tracer())
+def _campaign_file(name, mode=Mode.CLARIFIED, stop=False):
+    """One of the campaign's scenario files run as the campaign runs it, under a Watch of its own (``stop``: ending
+    at the first departure): the files whose run departed (a handler that raises departs), and the Watch (its
+    departures, and its tracer's lines)."""
+    watch = campaign.Watch(campaign.Tracer(), stop=stop)
+    previous, check.WATCH = check.WATCH, watch
     failures: list[str] = []
     try:
-        with check.WATCH.tracer:
-            campaign._scenarios(mode, failures, False, only=frozenset({name}))
+        with watch.tracer:
+            campaign._scenarios(mode, failures, stop, only=frozenset({name}))
     finally:
-        watch, check.WATCH = check.WATCH, previous
-    return failures, watch.departures
+        check.WATCH = previous
+    return failures, watch
 
 
 def test_a_pec_without_its_enterprise_partition_refines_and_a_handler_that_assumes_one_departs():
@@ -265,12 +268,13 @@ def test_a_pec_without_its_enterprise_partition_refines_and_a_handler_that_assum
     client's create raises Propagate Directory Change there. The reference refines the model; with the test
     `qm.my_enterprise_partition is not None` dropped, the handler raises: a departure naming the client's request.
     The file is outside the enterprise check, with its reason."""
-    assert _campaign_departures(NULL_SITE[1]) == ([], [])
+    failures, watch = _campaign_file(NULL_SITE[1])
+    assert failures == [] and watch.departures == []
     assert NULL_SITE[1] in enterprise.OUT_OF_SCOPE
     handler = mqdsrp_common.propagate_directory_change
     with vm.installed(handler, _mutant(handler, "drop-operand: qm.my_enterprise_partition is not None", "(dropped)")):
-        failures, departures = _campaign_departures(NULL_SITE[1])
-    assert len(failures) == 1 and departures and "directory_client_request" in departures[0].text(40)
+        failures, watch = _campaign_file(NULL_SITE[1])
+    assert len(failures) == 1 and watch.departures and "directory_client_request" in watch.departures[0].text(40)
 
 
 def test_a_site_created_through_a_change_request_is_made_twice_literally_and_once_clarified():
@@ -310,16 +314,9 @@ def _line(module, text, after=None):
 def test_the_campaigns_edge_files_reach_branches_no_other_run_reaches(mode, name, lines):
     """Each file refines the model in both modes, is in the default profile's literal files, and the campaign's
     tracer sees its lines run: `mqspec prove`'s branch row counted none of them before these files."""
-    tracer = campaign.Tracer()
-    previous, check.WATCH = check.WATCH, campaign.Watch(tracer)
-    failures: list[str] = []
-    try:
-        with tracer:
-            campaign._scenarios(mode, failures, False, only=frozenset({name}))
-    finally:
-        watch, check.WATCH = check.WATCH, previous
+    failures, watch = _campaign_file(name, mode)
     assert failures == [] and watch.departures == []
-    assert {_line(module, text, after) for module, text, after in lines} <= tracer.lines
+    assert {_line(module, text, after) for module, text, after in lines} <= watch.tracer.lines
     assert campaign.PROFILES["default"]["scenarios"]["literal"] >= {name}
 
 
@@ -389,14 +386,8 @@ def test_a_campaign_stopping_at_its_first_departure_ends_the_run_there():
     the benchmark's time per mutant).
     Stopping at the first departure ends the run at that handler run: one departure, the file counted as failed."""
     handler = mqdsrp_client.receive_request_nack
-    tally = campaign.Watch(campaign.Tracer(), stop=True)
-    previous, check.WATCH = check.WATCH, tally
-    failures: list[str] = []
-    try:
-        with vm.installed(handler, _mutant(handler, "drop-then: if message_class != NACK_BAD_SIGNATURE", "pass")):
-            campaign._scenarios(Mode.CLARIFIED, failures, True, only=frozenset({"partition_held_once_per_server.yaml"}))
-    finally:
-        check.WATCH = previous
+    with vm.installed(handler, _mutant(handler, "drop-then: if message_class != NACK_BAD_SIGNATURE", "pass")):
+        failures, tally = _campaign_file("partition_held_once_per_server.yaml", stop=True)
     assert [Path(str(f)).name for f in failures] == ["partition_held_once_per_server.yaml"]
     assert [(d.handler, d.section) for d in tally.departures] == [("receive_request_nack", "3.3.7.9")]
 
