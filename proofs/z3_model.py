@@ -539,7 +539,8 @@ def start_sync0_state(s: NodeState, out: Out, g: Bool, purged: Seq, clarified: R
 
 
 def complete_sync0_state(s: NodeState, out: Out, g: Bool, clarified: Reading) -> None:
-    """3.3.7.11: delete what was not resent and return to NORMAL (E-135: the values 2 and 3)."""
+    """3.3.7.11: delete what was not resent, return to NORMAL (E-135: the values 2 and 3) and raise Check
+    Pending Changes."""
     if g is False:
         return
     go = and_(g, or_(eq(s.purge_state, SYNC0), eq(s.purge_state, COMPLETESYNC0)))
@@ -552,10 +553,7 @@ def complete_sync0_state(s: NodeState, out: Out, g: Bool, clarified: Reading) ->
         t.present = _set(gone, t.present, False)
     s.purge_state = _set(go, s.purge_state, NORMAL)
     s.change_missing_window = _set(go, s.change_missing_window, MIN_SEQ)
-    if clarified("E-138"):  # clarification E-138
-        check_pending_changes(s, out, go, clarified)
-    else:
-        out.lit(and_(go, s.pending_changes[0].present if s.pending_changes else False), "E-138")
+    check_pending_changes(s, out, go, clarified)
 
 
 # --- the events raised by other events or by the outside world ---------------------------------

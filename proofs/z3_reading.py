@@ -51,7 +51,7 @@ READ_ONE_WAY = ("E-002", "E-055", "E-102", "E-107", "E-109", "E-110", "E-111", "
                 "E-164", "E-180", "E-181", "E-182", "E-183", "E-189", "E-310")
 
 #: the register entries whose clarified reading the model implements (each branches here as in refimpl)
-ERRATA = ("E-103", "E-108", "E-116", "E-117", "E-118", "E-119", "E-130", "E-131", "E-133", "E-136", "E-138", "E-166",
+ERRATA = ("E-103", "E-108", "E-116", "E-117", "E-118", "E-119", "E-130", "E-131", "E-133", "E-136", "E-166",
           "E-261", "E-264", "E-311", "E-314")
 
 

@@ -433,11 +433,12 @@ def start_sync0_state(qm: QueueManager, ctx: Context, partition: DirectoryPartit
 
 @clause(DOC, "3.3.7.11", "Complete Sync0 State")
 def complete_sync0_state(qm: QueueManager, ctx: Context, partition: DirectoryPartition) -> None:
-    """Delete what the authority did not resend and return the partition to NORMAL.
+    """Delete what the authority did not resend, return the partition to NORMAL, and apply what waited.
 
     "If iPartition.PurgeState is not 2 (PURGE_STATE_STARTSYNC0) or 3 (PURGE_STATE_SYNC0): Take no
     further condition" names the states wrongly: 2 is SYNC0 and 3 COMPLETESYNC0, which nothing
-    ever sets (E-135); mqspec tests the values.
+    ever sets (E-135); mqspec tests the values. "Set iPartition.ChangeMissingWindow to
+    MIN_SEQ_NUMBER. Raise a Check Pending Changes event ... iPartition := iPartition" (3.3.7.11).
     """
     if partition.purge_state not in (PurgeState.SYNC0, PurgeState.COMPLETESYNC0):
         return
@@ -448,8 +449,4 @@ def complete_sync0_state(qm: QueueManager, ctx: Context, partition: DirectoryPar
     ]
     partition.purge_state = PurgeState.NORMAL
     partition.change_missing_window = MIN_SEQ_NUMBER
-    if ctx.clarified:
-        # clarification E-138: the text ends here, so changes queued
-        # out of order while in sync0 wait for the next change or sync reply to raise Check
-        # Pending Changes; mqspec raises it now, as Receive Sync Reply's NORMAL branch does
-        check_pending_changes(qm, ctx, partition)
+    check_pending_changes(qm, ctx, partition)

@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from mqspec import errata
 
 KEYS = {"id", "document", "section", "title", "literal", "problem", "evidence", "resolution"}
@@ -70,3 +72,15 @@ def test_ids_are_read_as_the_demo_and_docs_write_them_and_an_unknown_one_is_refu
     out = run_cli("errata", "E-999")
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.startswith("mqspec: usage: the register has no entry 'E-999'") and out.stderr.count("\n") == 1
+
+
+def test_a_withdrawn_id_is_answered_with_why_and_never_given_again(tmp_path, monkeypatch):
+    """`mqspec errata E-138` says why the entry was withdrawn (one line, exit 2); an entry taking the id is refused."""
+    out = run_cli("errata", "E-138")
+    assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1
+    assert out.stderr.startswith("mqspec: usage: the register has no entry E-138: withdrawn 2026-11-28:")
+    assert "Raise a Check Pending Changes event" in out.stderr
+    assert "E-138" not in errata.by_id()
+    monkeypatch.setitem(errata.WITHDRAWN, "E-119", "withdrawn for this test")
+    with pytest.raises(ValueError, match="E-119 was withdrawn and is not given again"):
+        errata.load()

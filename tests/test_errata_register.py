@@ -108,9 +108,12 @@ PYTHON_ENTRIES = [e for e in ENTRIES if python_c_command(e.evidence) is not None
 
 
 def test_every_cited_id_has_a_register_entry():
-    """Every E-NNN cited in refimpl/, model/ and mqspec/ names a register entry; a cited range starts at one."""
+    """Every E-NNN cited in refimpl/, model/ and mqspec/ names a register entry; a cited range starts at one.
+
+    A withdrawn id is cited by mqspec/errata.py's list of them and nowhere else."""
     singles, ranges = cited_ids()
-    missing = {i: files for i, files in singles.items() if i not in IDS}
+    missing = {i: files for i, files in singles.items()
+               if i not in IDS and not (i in errata.WITHDRAWN and files == ["mqspec/errata.py"])}
     assert not missing, f"ids cited in the code with no register entry: {missing}"
     empty = {f"E-{lo:03d}..E-{hi:03d}": files for (lo, hi), files in ranges.items() if f"E-{lo:03d}" not in IDS}
     assert not empty, f"id ranges cited in the code whose first id has no entry: {empty}"

@@ -81,6 +81,9 @@ def errata(ids: tuple[str, ...], as_json: bool) -> None:
         known = {e.id: e for e in entries}
         wanted = [_entry_id(i) for i in ids]
         missing = [i for i, w in zip(ids, wanted, strict=True) if w not in known]
+        withdrawn = [w for w in wanted if w in register.WITHDRAWN]
+        if withdrawn:
+            fail("usage", f"the register has no entry {withdrawn[0]}: {register.WITHDRAWN[withdrawn[0]]}")
         if missing:
             fail("usage", f"the register has no entry {missing[0]!r} (its ids run {entries[0].id} to "
                           f"{entries[-1].id}; `mqspec errata` lists them)")

@@ -490,7 +490,7 @@ def _complete_no():
 
 @situation("complete_sync0_state", "deletes-what-was-not-resent")
 def _complete():
-    """Objects and tombstones still at MIN are deleted, the partition is NORMAL and pending changes apply (E-138)."""
+    """Objects and tombstones still at MIN are deleted, the partition is NORMAL and pending changes apply."""
     qm = bsc()
     put(qm, QUEUE, "pec0\\stale", queue_props("pec0\\stale", guid_of("stale")), SITE0, 0)
     put(qm, QUEUE, "pec0\\kept", queue_props("pec0\\kept", guid_of("kept")), SITE0, 45)

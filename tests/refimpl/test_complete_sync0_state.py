@@ -7,7 +7,6 @@ from mqspec.model.propids import ObjectType
 from mqspec.model.seqnum import MAX_SEQ_NUMBER, MIN_SEQ_NUMBER
 from mqspec.refimpl.effects import DirectoryOperation, Mode
 from mqspec.refimpl.mqdsrp_client import complete_sync0_state
-from mqspec.refimpl.mqdsrp_common import check_pending_changes
 from mqspec.refimpl.mqdsrp_state import DeletedObject, PurgeState
 
 from mqspec.clauses import covers
@@ -70,7 +69,7 @@ def test_completion_deletes_the_objects_and_tombstones_not_resent_and_returns_to
 
 @covers("MC-MQDSRP", "3.3.7.11")
 def test_clarified_completion_applies_changes_queued_during_sync0():
-    """Clarified (E-138, E-136): Check Pending Changes runs with the window at MIN, so a change queued in sync0 that is now in order applies."""
+    """Clarified (E-136): the Check Pending Changes completion raises finds the window at MIN, so a change queued in sync0 that is now in order applies."""
     qm, p = in_sync0()
     p.pending_changes = [change(Command.SYNC, SITE0, 7, previous=6, properties=machine_properties("D", SITE0),
                                 guid=Guid.from_name("qm:D"))]
@@ -82,7 +81,7 @@ def test_clarified_completion_applies_changes_queued_during_sync0():
 
 @covers("MC-MQDSRP", "3.3.7.11")
 def test_clarified_completion_raises_check_pending_changes():
-    """Clarified (E-138): Check Pending Changes runs, so a change queued after a gap asks for [LastSeqNumber, its SeqNumber] (E-136)."""
+    """Clarified: "Raise a Check Pending Changes event", so a change queued after a gap asks for [LastSeqNumber, its SeqNumber] (E-136)."""
     qm, p = in_sync0()
     queued = change(Command.SYNC, SITE0, 9, previous=8, properties=machine_properties("D", SITE0),
                     guid=Guid.from_name("qm:D"))
@@ -95,28 +94,14 @@ def test_clarified_completion_raises_check_pending_changes():
 
 
 @covers("MC-MQDSRP", "3.3.7.11")
-def test_literal_check_pending_changes_after_completion_asks_for_last_seq_number_to_min():
-    """Literal (E-136): when a later event raises Check Pending Changes, the window is MIN, so it asks for [LastSeqNumber, MIN] instead of applying."""
-    qm, p = in_sync0()
-    queued = change(Command.SYNC, SITE0, 7, previous=6, properties=machine_properties("D", SITE0),
-                    guid=Guid.from_name("qm:D"))
-    p.pending_changes = [queued]
-    complete_sync0_state(qm, ctx_for(qm, Mode.LITERAL), p)
-    ctx = ctx_for(qm, Mode.LITERAL)
-    check_pending_changes(qm, ctx, p)
-    [request] = [e.body for e in ctx.effects if hasattr(e, "body")]
-    assert (request.from_seq_number, request.to_seq_number) == (seq(6), MIN_SEQ_NUMBER)
-    assert (p.last_seq_number, p.pending_changes) == (seq(6), [queued])
-
-
-@covers("MC-MQDSRP", "3.3.7.11")
-def test_literal_completion_leaves_changes_queued_during_sync0_pending():
-    """Literal: the event ends at "Set iPartition.ChangeMissingWindow to MIN_SEQ_NUMBER"; the queued change waits."""
+def test_literal_completion_asks_for_last_seq_number_to_min():
+    """Literal (E-136): the Check Pending Changes completion raises finds the window at MIN, so it asks for [LastSeqNumber, MIN] instead of applying."""
     qm, p = in_sync0()
     queued = change(Command.SYNC, SITE0, 7, previous=6, properties=machine_properties("D", SITE0),
                     guid=Guid.from_name("qm:D"))
     p.pending_changes = [queued]
     ctx = ctx_for(qm, Mode.LITERAL)
     complete_sync0_state(qm, ctx, p)
+    [request] = [e.body for e in ctx.effects if hasattr(e, "body")]
+    assert (request.from_seq_number, request.to_seq_number) == (seq(6), MIN_SEQ_NUMBER)
     assert (p.last_seq_number, p.pending_changes) == (seq(6), [queued])
-    assert ctx.effects == [DirectoryOperation(PSC1, "reset2", 0, partition_id=SITE0)]

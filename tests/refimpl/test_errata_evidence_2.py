@@ -40,7 +40,6 @@ from mqspec.refimpl.mqdsrp_state import (
     PEC_PARTITION_ID,
     SERVICE_BSC,
     DirectoryNeighbor,
-    PurgeState,
     Role,
     lose_volatile_state,
 )
@@ -82,9 +81,9 @@ def cn_sync(seq: int, name: str, guid: Guid) -> DirectoryChange:
                            cn_props(name, guid), guid_identifier=guid)
 
 
-def sync_reply(from_seq: int, to_seq: int, *changes: DirectoryChange,
-               complete: CompleteSync0 = CompleteSync0.NOT_IN_SYNC0) -> SyncReplyMessage:
-    return SyncReplyMessage(SITE0, PEC_PARTITION_ID, S(from_seq), S(to_seq), MIN_SEQ_NUMBER, complete, changes)
+def sync_reply(from_seq: int, to_seq: int, *changes: DirectoryChange) -> SyncReplyMessage:
+    return SyncReplyMessage(SITE0, PEC_PARTITION_ID, S(from_seq), S(to_seq), MIN_SEQ_NUMBER, CompleteSync0.NOT_IN_SYNC0,
+                            changes)
 
 
 def requests(ctx: Context) -> list[tuple[int, int]]:
@@ -400,25 +399,6 @@ def test_e167_every_bad_signature_nack_is_answered_by_a_resend():
                                     original.format_name)
         assert [(m.destination, m.body, m.time_to_reach_queue, m.priority) for m in sent(ctx)] == [
             ("PSC1", original.body, 10, 3)] * 3
-
-
-@covers("MC-MQDSRP", "3.3.7.11")
-def test_e138_completing_sync0_checks_the_changes_queued_during_it():
-    """Completing sync0 leaves the changes queued during it waiting in literal mode; clarified applies 7 and asks for the gap before 9."""
-    outcome = {}
-    for mode in MODES:
-        qm = psc1()
-        p = part(qm)
-        p.purge_state, p.last_seq_number = PurgeState.SYNC0, S(6)
-        # 7 and 9 arrived out of order while the partition was being resynchronized
-        p.pending_changes = [cn_create(7, 6, "cn7", G1), cn_create(9, 8, "cn9", G2)]
-        ctx = Context("PSC1", mode)
-        client.receive_sync_reply(qm, ctx, sync_reply(0, 6, complete=CompleteSync0.COMPLETED))
-        assert p.purge_state is PurgeState.NORMAL
-        outcome[mode] = (p.last_seq_number.value, p.change_missing_window.value,
-                         [c.seq_number.value for c in p.pending_changes], requests(ctx))
-    assert outcome[LITERAL] == (6, 0, [7, 9], [])
-    assert outcome[CLARIFIED] == (7, 9, [9], [(7, 9)])
 
 
 # --- E-310 .. E-313: found by the PSC-rename and new-site scenarios (issue 13) ---------------------
