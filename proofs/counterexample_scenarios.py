@@ -37,7 +37,7 @@ from mqspec.model.mqdsrp import (
 )
 from mqspec.refimpl import world as world_module
 from mqspec.refimpl.effects import Context, Mode
-from mqspec.refimpl.scenario import load, parse
+from mqspec.refimpl.scenario import ScenarioError, load, parse
 from mqspec.refimpl.scenario_run import RunResult, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -380,6 +380,16 @@ def write_literal_scenario(result: Any, folder: Path = FOLDER) -> Path:
     return write_scenario(folder / f"{name}.yaml", header, data)
 
 
+def _counterexample_file(name: str) -> Path:
+    """``name`` as given, or, when no such file exists and it is a bare file name (as the files' own ``Replay:``
+    lines write it), the counterexample of that name under scenarios/counterexamples."""
+    path = Path(name)
+    if path.exists() or path.name != name:
+        return path
+    found = sorted(FOLDER.rglob(name))
+    return found[0] if len(found) == 1 else path
+
+
 def main(argv: list[str]) -> int:
     """``replay FILE [--clarified]``: run a counterexample file as its header says; print what it broke
     (failed expectations, messages an invariant forbids, invariants violated after a step)."""
@@ -388,8 +398,13 @@ def main(argv: list[str]) -> int:
         return 2
     from .scenario_watch import InvariantWatch
 
+    path = _counterexample_file(argv[1])
     watch = InvariantWatch()
-    result, messages = replay(argv[1], clarified="--clarified" in argv[2:], watch=watch)
+    try:
+        result, messages = replay(path, clarified="--clarified" in argv[2:], watch=watch)
+    except ScenarioError as exc:
+        print(f"mqspec: counterexample error: {path}: {exc}", file=sys.stderr)
+        return 2
     violated = watch.finish()
     print(json.dumps({"failures": result.failures, "message_violations": messages,
                       "invariant_violations": violated}, indent=2))

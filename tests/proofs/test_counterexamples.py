@@ -11,6 +11,8 @@ runs the reference handler on one replica state.
 """
 
 
+from pathlib import Path
+
 import pytest
 from mqspec.proofs import counterexample_scenarios as cs
 from mqspec.refimpl.effects import Mode
@@ -166,3 +168,15 @@ def test_proof_erratum_replays_to_its_defect_with_the_handler_read_literally(nam
     assert any(DEFECT_SHOWN[name] in f for f in result.failures), result.failures
 
 
+
+
+def test_replay_finds_a_file_by_the_bare_name_its_header_gives_and_refuses_a_missing_one_in_one_line(capsys):
+    """`replay NAME.yaml`, as each file's ``Replay:`` line writes it, runs the file of that name under
+    scenarios/counterexamples; a file that is not there is one line naming it and exit status 2, no traceback."""
+    name = "replicas_converge_at_quiescence.yaml"
+    assert (FOLDER / "literal" / name).exists() and not Path(name).exists()
+    assert cs.main(["replay", name]) in (0, 1)
+    assert '"failures"' in capsys.readouterr().out
+    assert cs.main(["replay", "no-such-counterexample.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert err == "mqspec: counterexample error: no-such-counterexample.yaml: No such file or directory\n"
