@@ -126,6 +126,10 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
      "receive_sync_reply (3.3.7.5)"),
     (SYNC_REPLIES, mqdsrp_client.complete_sync0_state, "negate-operand: d.partition_id == partition.partition_id",
      "not (", "receive_sync_reply (3.3.7.5)"),
+    # ... where the enterprise partition's sync0 answer, applied with AllowedPurgeSeqNumber above the PurgedSeqNumber
+    # sync0 started from, raises Purge Deleted Objects in SYNC0
+    (SYNC_REPLIES, mqdsrp_objects.purge_deleted_objects, "drop-operand: partition.purge_state is not PurgeState.NORMAL",
+     "(dropped)", "receive_sync_reply (3.3.7.5)"),
     # a change request nacked with NackBadDestQueue (0x8000), the first class of 3.1.5.1's Nack range
     (NO_MACHINE, mqdsrp_common.receiving_replication_messages, "shift: NACK_FIRST <= message_class", "(operator 0)",
      "(3.3.7.8)"),
@@ -137,7 +141,7 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
         "bsc-created-by-request-added-twice", "bsc-machine-deleted", "cn-named-like-a-bsc-deleted",
         "null-guid-queue-deleted",
         "sync0-reply-completing", "stale-sync-reply", "sync0-ends-deleting-other-partitions-tombstones",
-        "sync0-ends-deleting-resent-tombstones", "sync0-ends-keeping-unsent-tombstones",
+        "sync0-ends-deleting-resent-tombstones", "sync0-ends-keeping-unsent-tombstones", "purge-in-sync0",
         "nack-range-without-its-first-class", "bsc-adds-a-bsc-neighbor"])
 def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario, handler, before, after, section):
     """The campaign's scenario refines the model with its expectations met, and the one-line mutant of the guard it
@@ -146,7 +150,7 @@ def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario
     through a change request, then deleted; a CN named like it; a queue whose GUID is the enterprise partition's,
     deleted; a sync0 reply saying COMPLETING; a Sync Reply whose PurgedSeqNumber is below the replica's; the end of
     sync0 in one partition while another is in SYNC0, and with a tombstone the answer resent and with one it did
-    not; a change request sent
+    not; a purge while a sync0 answer is applied; a change request sent
     to no machine; a restarted BSC told of a new BSC) departs from the model, naming the handler."""
     result, watch, _ = _run(*scenario)
     assert not result.failures and watch.violations == []
