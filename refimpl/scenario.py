@@ -43,8 +43,10 @@ Steps (each a mapping with exactly one key, the step's kind):
   which answers with a NackBadSignature, 3.3.7.9); ``operation`` is a replication message name such as ``ChangePropagation``;
   ``carrying: {site, seq, path}`` matches the decoded content: a message holding a change of that
   site's partition (or ``enterprise``) with that SeqNumber and path (:mod:`mqspec.refimpl.scenario_match`);
-* ``send: {from, to, body}``: a replication message of ``body`` (hex: any bytes, well-formed or
-  not) sent from ``from`` to ``to``'s replication queue, as a misbehaving peer would;
+* ``send: {from, to, body, ack}``: a replication message of ``body`` (hex: any bytes, well-formed or
+  not) sent from ``from`` to ``to``'s replication queue, as a misbehaving peer would; ``ack:
+  AckNackReachQueue`` asks, as Send Replication Message does (3.1.7.2.1), for the Nack of a message
+  that does not reach the queue, sent to ``from``'s replication queue (default ``None``: no Nack);
 * ``partition: [A, B]``, ``heal: [A, B]`` (or ``heal: all``);
 * ``crash: NODE`` or ``crash: {node, lose: volatile | all}``; ``restart: NODE``;
 * ``repeat: {times, steps, index}``: with ``index: i``, every ``{i}`` in the text of the steps
@@ -118,6 +120,8 @@ ENTERPRISE_TYPES = frozenset({ObjectType.MQDS_ENTERPRISE, ObjectType.MQDS_SITE, 
                               ObjectType.MQDS_CN, ObjectType.MQDS_USER})
 #: the reserved site name that means the enterprise partition in assertions
 ENTERPRISE = "enterprise"
+#: the acknowledgment levels a ``send`` step asks: the two the text's replication messages use (3.1.7.2.1)
+SEND_ACKS = ("None", "AckNackReachQueue")
 STATUS = {name: value for value, name in st.NAMES.items()}
 COMPARE: dict[str, Callable[[int, int], bool]] = {
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
@@ -659,14 +663,18 @@ def _parse_fault(kind: str) -> Callable[[object, str, _Names, bool], dict]:
 
 
 def _parse_send(body: object, where: str, names: _Names, _r: bool) -> dict:
-    f = _Fields(body, where, {"from", "to", "body"})
+    f = _Fields(body, where, {"from", "to", "body", "ack"})
     text = f.req("body", str)
     try:
         data = bytes.fromhex(text)
     except ValueError:
         raise ScenarioError(f.at("body"), f"not hex: {text[:40]!r}") from None
+    ack = f.opt("ack", str, "None")
+    if ack not in SEND_ACKS:
+        raise ScenarioError(f.at("ack"), f"{ack!r} is not an acknowledgment level a send asks (known: "
+                                         f"{', '.join(SEND_ACKS)})")
     return {"from": names.node(f.req("from", str), f.at("from")), "to": names.node(f.req("to", str), f.at("to")),
-            "body": data}
+            "body": data, "ack": ack}
 
 
 def _operation(value: object, where: str) -> Operation:

@@ -36,7 +36,7 @@ from .scenario import (
     operation_name,
 )
 from .scenario_match import Carrying, carries
-from .transport import MessageClass, MsmqMessage, replication_queue_direct
+from .transport import AckRequested, MessageClass, MsmqMessage, replication_queue_direct
 from .world import (
     World,
     add_bsc,
@@ -334,7 +334,7 @@ class _Runner:
         self._fault("tamper", args)
 
     def do_send(self, args: Mapping[str, Any], where: str, iteration: tuple[int, ...]) -> None:
-        send_raw(self.world, args["from"], args["to"], args["body"])
+        send_raw(self.world, args["from"], args["to"], args["body"], AckRequested.from_text(args["ack"]))
 
     def do_partition(self, args: Mapping[str, Any], where: str, iteration: tuple[int, ...]) -> None:
         self.world.network.partition(args["a"], args["b"])
@@ -533,12 +533,16 @@ def _describe(args: Mapping[str, Any]) -> str:
     return f"{t} {args['path']}" if args.get("path") is not None else f"{t} {args['guid']}"
 
 
-def send_raw(world: World, source: str, destination: str, body: bytes) -> None:
-    """Send ``body`` as a Normal Express message to ``destination``'s replication queue (the ``send`` step)."""
+def send_raw(world: World, source: str, destination: str, body: bytes,
+             ack: AckRequested = AckRequested.NONE) -> None:
+    """Send ``body`` as a Normal Express message to ``destination``'s replication queue (the ``send`` step); with
+    ``ack``, its acknowledgments go to ``source``'s replication queue."""
     if not world.up.get(source):
         raise StepFailed(f"{source} is down and cannot send")
+    admin = None if ack is AckRequested.NONE else replication_queue_direct(source)
     world.network.send(MsmqMessage(source_machine=source, destination_machine=destination,
-                                   destination_format_name=replication_queue_direct(destination), body=body))
+                                   destination_format_name=replication_queue_direct(destination), body=body,
+                                   ack_requested=ack, admin_queue=admin))
 
 
 def _carrying_matcher(match: Callable[[MsmqMessage], bool], carrying: Carrying,

@@ -372,6 +372,19 @@ def test_an_empty_message_is_dropped_and_a_handler_that_reads_it_departs():
         ("receiving_replication_messages", "3.1.5.1", "PSC1", ("the reference raised IndexError: index out of range",))]
 
 
+def test_a_nack_whose_body_has_no_operation_is_dropped_and_a_handler_that_reads_it_departs():
+    """A NackBadSignature returning 17 bytes (Version and SiteID, no Operation) takes no action (3.1.5.1); with the
+    length test shifted to ``>=`` the handler reads byte 17 and raises: a departure at PEC0, the file failed."""
+    handler = mqdsrp_common.receiving_replication_messages
+    failures, watch = _campaign_file(TAMPERED_REPLY[1])
+    assert failures == [] and watch.departures == []
+    with vm.installed(handler, _mutant(handler, "shift: len(body) > 17", "(operator 0)")):
+        failures, watch = _campaign_file(TAMPERED_REPLY[1])
+    assert [Path(str(f)).name for f in failures] == [TAMPERED_REPLY[1]]
+    assert [(d.handler, d.section, d.node, d.differences) for d in watch.departures] == [
+        ("receive_request_nack", "3.3.7.9", "PEC0", ("the reference raised IndexError: index out of range",))]
+
+
 def test_a_departure_of_a_handler_the_table_does_not_name_fails_its_row():
     """An empty message is dispatched by 3.1.5.1 itself (no row of HANDLERS names it). With its step dropped the
     handler raises: the campaign's rows must show it violated, or `mqspec prove` would stay green (the benchmark

@@ -358,6 +358,22 @@ def test_send_body_is_hex():
         _parse([{"send": {"from": "PSC1", "to": "PEC0", "body": "zz"}}])
 
 
+def test_send_asks_for_nacks_only_when_told_and_names_a_level_it_does_not_know():
+    """``ack: AckNackReachQueue`` makes a send whose signature fails come back to the sender as a NackBadSignature with
+    its body; without it nothing comes back; any other level is a parse error naming the known ones."""
+    body = "01" + "00" * 40
+    for ack, nacks in (("AckNackReachQueue", [body]), (None, [])):
+        send = {"from": "PSC1", "to": "PEC0", "body": body, **({"ack": ack} if ack else {})}
+        records: list[dict] = []
+        steps = [{"tamper": {"from": "PSC1", "to": "PEC0", "times": 1}}, {"send": send}, {"settle": {"quiet": 60}}]
+        assert run(_parse(steps), trace=records.append).failures == []
+        assert [r["body"] for r in records if r["event"] == "receive" and r["node"] == "PSC1"
+                and r["class"] == 0x8006] == nacks
+    with pytest.raises(sc.ScenarioError, match=r"steps\[0\]\.send\.ack: 'AckFullReachQueue' is not an acknowledgment "
+                                               r"level a send asks \(known: None, AckNackReachQueue\)"):
+        _parse([{"send": {"from": "PSC1", "to": "PEC0", "body": "00", "ack": "AckFullReachQueue"}}])
+
+
 def test_an_expectation_about_a_server_never_added_fails_and_names_it():
     """An expectation at a BSC whose add_bsc failed (its site's PSC had no partition yet) is a failed expectation naming it, not a crash; the other servers are still checked."""
     failures = _failures([
