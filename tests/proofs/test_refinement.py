@@ -118,6 +118,9 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
     # a late Sync Reply older than the replica's purge (no server of the campaign's runs delays one)
     (SYNC_REPLIES, mqdsrp_client.receive_sync_reply, "drop-then: if message.purged_seq_number <", "pass",
      "receive_sync_reply (3.3.7.5)"),
+    # ... and a late SeqNumberHeader older than it, while the replica's sync0 request is unanswered
+    (SYNC_REPLIES, mqdsrp_server.receive_change_propagation, "drop-then: if seq_number.purged_seq_number <", "pass",
+     "receive_change_propagation (3.2.7.1)"),
     # the end of sync0 in one partition while another is in SYNC0 (its tombstone stays), and in the other with a
     # tombstone the answer resent and one it did not
     (SYNC_REPLIES, mqdsrp_client.complete_sync0_state, "drop-operand: d.partition_id == partition.partition_id",
@@ -140,7 +143,7 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
         "wait-found-by-identifier-alone", "wait-found-by-identifier-alone-dropped-branch", "machine-no-longer-a-bsc",
         "bsc-created-by-request-added-twice", "bsc-machine-deleted", "cn-named-like-a-bsc-deleted",
         "null-guid-queue-deleted",
-        "sync0-reply-completing", "stale-sync-reply", "sync0-ends-deleting-other-partitions-tombstones",
+        "sync0-reply-completing", "stale-sync-reply", "stale-header", "sync0-ends-deleting-other-partitions-tombstones",
         "sync0-ends-deleting-resent-tombstones", "sync0-ends-keeping-unsent-tombstones", "purge-in-sync0",
         "nack-range-without-its-first-class", "bsc-adds-a-bsc-neighbor"])
 def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario, handler, before, after, section):
@@ -148,7 +151,7 @@ def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario
     reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; two waits
     with one RequestIdentifier, answered in the other order; a machine update that ends a BSC; a BSC created
     through a change request, then deleted; a CN named like it; a queue whose GUID is the enterprise partition's,
-    deleted; a sync0 reply saying COMPLETING; a Sync Reply whose PurgedSeqNumber is below the replica's; the end of
+    deleted; a sync0 reply saying COMPLETING; a Sync Reply and a SeqNumberHeader whose PurgedSeqNumber is below the replica's; the end of
     sync0 in one partition while another is in SYNC0, and with a tombstone the answer resent and with one it did
     not; a purge while a sync0 answer is applied; a change request sent
     to no machine; a restarted BSC told of a new BSC) departs from the model, naming the handler."""
