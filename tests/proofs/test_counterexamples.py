@@ -168,8 +168,6 @@ def test_proof_erratum_replays_to_its_defect_with_the_handler_read_literally(nam
     assert any(DEFECT_SHOWN[name] in f for f in result.failures), result.failures
 
 
-
-
 def test_replay_finds_a_file_by_the_bare_name_its_header_gives_and_refuses_a_missing_one_in_one_line(capsys):
     """`replay NAME.yaml`, as each file's ``Replay:`` line writes it, runs the file of that name under
     scenarios/counterexamples; a file that is not there is one line naming it and exit status 2, no traceback."""

@@ -151,10 +151,10 @@ def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario
     reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; two waits
     with one RequestIdentifier, answered in the other order; a machine update that ends a BSC; a BSC created
     through a change request, then deleted; a CN named like it; a queue whose GUID is the enterprise partition's,
-    deleted; a sync0 reply saying COMPLETING; a Sync Reply and a SeqNumberHeader whose PurgedSeqNumber is below the replica's; the end of
-    sync0 in one partition while another is in SYNC0, and with a tombstone the answer resent and with one it did
-    not; a purge while a sync0 answer is applied; a change request sent
-    to no machine; a restarted BSC told of a new BSC) departs from the model, naming the handler."""
+    deleted; a sync0 reply saying COMPLETING; a Sync Reply and a SeqNumberHeader whose PurgedSeqNumber is below
+    the replica's; the end of sync0 in one partition while another is in SYNC0, and with a tombstone the answer
+    resent and with one it did not; a purge while a sync0 answer is applied; a change request sent to no machine;
+    a restarted BSC told of a new BSC) departs from the model, naming the handler."""
     result, watch, _ = _run(*scenario)
     assert not result.failures and watch.violations == []
     with vm.installed(handler, _mutant(handler, before, after)):
