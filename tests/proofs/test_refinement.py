@@ -140,8 +140,10 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
     # a BSC with MySitePartition (after a restart) applies the create of a new BSC's machine object
     (RESTARTED_BSC, mqdsrp_objects.handle_directory_create, "drop-operand: qm.is_psc [and operand 0]", "(dropped)",
      "receive_change_propagation (3.2.7.1)"),
-    # a PSC that hears of another site's new PSC first from that PSC's SeqNumberHeader
+    # a PSC, and a BSC, that hear of a site's new PSC first from that PSC's SeqNumberHeader
     (MOVED_PSC, mqdsrp_server.receive_change_propagation, "drop-then: if qm.is_psc", "pass",
+     "receive_change_propagation (3.2.7.1)"),
+    (MOVED_PSC, mqdsrp_server.receive_change_propagation, "drop-else: if qm.is_psc", "(no else)",
      "receive_change_propagation (3.2.7.1)"),
 ], ids=["already-purged-guard-off-by-one", "bsc-applies-change-requests-for-its-site",
         "wait-found-by-identifier-alone", "wait-found-by-identifier-alone-dropped-branch", "machine-no-longer-a-bsc",
@@ -150,7 +152,7 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
         "sync0-reply-completing", "stale-sync-reply", "stale-header", "sync0-ends-deleting-other-partitions-tombstones",
         "sync0-ends-deleting-resent-tombstones", "sync0-ends-keeping-unsent-tombstones", "purge-in-sync0",
         "nack-range-without-its-first-class", "bsc-adds-a-bsc-neighbor",
-        "psc-takes-the-authority-from-a-header"])
+        "psc-takes-the-authority-from-a-header", "bsc-takes-its-psc-from-a-header"])
 def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario, handler, before, after, section):
     """The campaign's scenario refines the model with its expectations met, and the one-line mutant of the guard it
     reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; two waits
@@ -159,8 +161,8 @@ def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario
     deleted; a sync0 reply saying COMPLETING; a Sync Reply and a SeqNumberHeader whose PurgedSeqNumber is below
     the replica's; the end of sync0 in one partition while another is in SYNC0, and with a tombstone the answer
     resent and with one it did not; a purge while a sync0 answer is applied; a change request sent to no machine;
-    a restarted BSC told of a new BSC; a PSC told of another site's new PSC by its header) departs from the model,
-    naming the handler."""
+    a restarted BSC told of a new BSC; a PSC and a BSC told of a site's new PSC by its header) departs from the
+    model, naming the handler."""
     result, watch, _ = _run(*scenario)
     assert not result.failures and watch.violations == []
     with vm.installed(handler, _mutant(handler, before, after)):
