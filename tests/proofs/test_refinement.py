@@ -34,6 +34,7 @@ NO_MACHINE = ("mqspec.proofs.refinement.scenarios", "a-change-request-to-no-mach
 NULL_SITE = ("mqspec.proofs.refinement.scenarios", "a-site-with-the-enterprise-partitions-id.yaml")
 RESTARTED_BSC = ("mqspec.proofs.refinement.scenarios", "a-restarted-bsc-sees-a-new-bsc.yaml")
 MOVED_PSC = ("mqspec.proofs.refinement.scenarios", "a-psc-hears-of-a-moved-psc-first-from-its-header.yaml")
+SITE_AFTER_PURGE = ("mqspec.proofs.refinement.scenarios", "a-site-added-after-a-purge.yaml")
 SITE_BY_REQUEST = ("mqspec.scenarios.counterexamples.literal", "partition_held_once_per_server.yaml")
 
 
@@ -145,6 +146,11 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
      "receive_change_propagation (3.2.7.1)"),
     (MOVED_PSC, mqdsrp_server.receive_change_propagation, "drop-else: if qm.is_psc", "(no else)",
      "receive_change_propagation (3.2.7.1)"),
+    # a PSC in sync0 (a site added after the PEC purged): no ack below PurgedSeqNumber, an ack at it
+    (SITE_AFTER_PURGE, mqdsrp_common.handle_in_sync_change, "negate-operand: partition.purge_state is PurgeState.NORMAL",
+     "not (", "receive_sync_reply (3.3.7.5)"),
+    (SITE_AFTER_PURGE, mqdsrp_common.handle_in_sync_change, "shift: partition.last_seq_number >= partition.purged",
+     "(operator 0)", "receive_sync_reply (3.3.7.5)"),
 ], ids=["already-purged-guard-off-by-one", "bsc-applies-change-requests-for-its-site",
         "wait-found-by-identifier-alone", "wait-found-by-identifier-alone-dropped-branch", "machine-no-longer-a-bsc",
         "bsc-created-by-request-added-twice", "bsc-machine-deleted", "cn-named-like-a-bsc-deleted",
@@ -152,7 +158,8 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
         "sync0-reply-completing", "stale-sync-reply", "stale-header", "sync0-ends-deleting-other-partitions-tombstones",
         "sync0-ends-deleting-resent-tombstones", "sync0-ends-keeping-unsent-tombstones", "purge-in-sync0",
         "nack-range-without-its-first-class", "bsc-adds-a-bsc-neighbor",
-        "psc-takes-the-authority-from-a-header", "bsc-takes-its-psc-from-a-header"])
+        "psc-takes-the-authority-from-a-header", "bsc-takes-its-psc-from-a-header", "psc-acks-in-sync0",
+        "psc-ack-at-the-purge-point"])
 def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario, handler, before, after, section):
     """The campaign's scenario refines the model with its expectations met, and the one-line mutant of the guard it
     reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; two waits
@@ -161,8 +168,8 @@ def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario
     deleted; a sync0 reply saying COMPLETING; a Sync Reply and a SeqNumberHeader whose PurgedSeqNumber is below
     the replica's; the end of sync0 in one partition while another is in SYNC0, and with a tombstone the answer
     resent and with one it did not; a purge while a sync0 answer is applied; a change request sent to no machine;
-    a restarted BSC told of a new BSC; a PSC and a BSC told of a site's new PSC by its header) departs from the
-    model, naming the handler."""
+    a restarted BSC told of a new BSC; a PSC and a BSC told of a site's new PSC by its header; a PSC in sync0
+    applying changes below and at its PurgedSeqNumber) departs from the model, naming the handler."""
     result, watch, _ = _run(*scenario)
     assert not result.failures and watch.violations == []
     with vm.installed(handler, _mutant(handler, before, after)):
