@@ -198,6 +198,12 @@ def _simpler(inp: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
+def _refuse(path: str, why: str) -> int:
+    """One line naming the inputs file and why it cannot be shrunk; exit status 2 (a usage error, as argparse's)."""
+    print(f"minimize.py: error: {path}: {why}", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="shrink a failing run's inputs (a JSON list) to a counterexample")
     ap.add_argument("inputs")
@@ -206,10 +212,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="write the shrunk inputs here (JSON)")
     ap.add_argument("--like", metavar="VIOLATION", help="a violation text of the failure: keep only candidates with one of that shape")
     args = ap.parse_args(argv)
-    with open(args.inputs, encoding="utf-8") as f:
-        inputs = json.load(f)
-    small = minimize(inputs, args.invariant, Mode(args.mode), log=lambda m: print(m, file=sys.stderr),
-                     like=args.like)
+    try:
+        with open(args.inputs, encoding="utf-8") as f:
+            inputs = json.load(f)
+    except OSError as exc:
+        return _refuse(args.inputs, exc.strerror or str(exc))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return _refuse(args.inputs, f"not JSON: {exc}")
+    if not isinstance(inputs, list) or not all(isinstance(i, dict) for i in inputs):
+        return _refuse(args.inputs, "not a JSON list of inputs (objects)")
+    try:
+        small = minimize(inputs, args.invariant, Mode(args.mode), log=lambda m: print(m, file=sys.stderr),
+                         like=args.like)
+    except ValueError as exc:  # an input the explorer has no such kind of, or inputs that violate nothing
+        return _refuse(args.inputs, str(exc))
     text = json.dumps(small, indent=1)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:

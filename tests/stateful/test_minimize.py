@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
 from mqspec.proofs.explore.driver import Driver, enterprise_input
-from mqspec.proofs.explore.minimize import _shape, settle_phase, violations
+from mqspec.proofs.explore.minimize import _shape, main, settle_phase, violations
 
 SITE0 = [{"site": "site0", "psc": "PEC0", "bscs": ["BSC01", "BSC02"], "machines": ["C0"]}]
 
@@ -43,3 +44,20 @@ def test_a_violation_shape_ignores_names_numbers_and_guids_only():
     b = "BSC1n10: has no replica of partition 0d252ca3-da77-59d3-b012-a238236a6878 (PSC1m27)"
     assert _shape(a) == _shape(b)
     assert _shape(a) != _shape("BSC02 is down")
+
+
+@pytest.mark.parametrize("text,why", [
+    (None, "No such file or directory"),
+    ("[1,", "not JSON: "),
+    ('{"input": "crash"}', "not a JSON list of inputs (objects)"),
+    ('[{"input": "nonsense"}]', "unknown input 'nonsense'"),
+], ids=["missing", "not-json", "not-a-list", "unknown-input"])
+def test_inputs_it_cannot_shrink_are_one_line_naming_the_file_and_exit_2(tmp_path, capsys, text, why):
+    """`python -m mqspec.proofs.explore.minimize FILE`: a missing or unreadable file, or inputs the explorer cannot
+    run, end in one line naming the file and why, exit status 2, not a traceback."""
+    path = tmp_path / "inputs.json"
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    assert main([str(path), "--invariant", "handlers_refine_model"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"minimize.py: error: {path}: ") and why in err and err.count("\n") == 1
