@@ -120,8 +120,12 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
     # a late Sync Reply older than the replica's purge (no server of the campaign's runs delays one)
     (SYNC_REPLIES, mqdsrp_client.receive_sync_reply, "drop-then: if message.purged_seq_number <", "pass",
      "receive_sync_reply (3.3.7.5)"),
-    # ... and a late SeqNumberHeader older than it, while the replica's sync0 request is unanswered
+    # ... and a late propagation older than it, its change and its SeqNumberHeader, while the replica's sync0
+    # request is unanswered
     (SYNC_REPLIES, mqdsrp_server.receive_change_propagation, "drop-then: if seq_number.purged_seq_number <", "pass",
+     "receive_change_propagation (3.2.7.1)"),
+    (SYNC_REPLIES, mqdsrp_common.handle_directory_change,
+     "drop-operand: change.purged_seq_number < partition.purged_seq_number", "(dropped)",
      "receive_change_propagation (3.2.7.1)"),
     # the end of sync0 in one partition while another is in SYNC0 (its tombstone stays), and in the other with a
     # tombstone the answer resent and one it did not
@@ -147,15 +151,16 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
     (MOVED_PSC, mqdsrp_server.receive_change_propagation, "drop-else: if qm.is_psc", "(no else)",
      "receive_change_propagation (3.2.7.1)"),
     # a PSC in sync0 (a site added after the PEC purged): no ack below PurgedSeqNumber, an ack at it
-    (SITE_AFTER_PURGE, mqdsrp_common.handle_in_sync_change, "negate-operand: partition.purge_state is PurgeState.NORMAL",
-     "not (", "receive_sync_reply (3.3.7.5)"),
+    (SITE_AFTER_PURGE, mqdsrp_common.handle_in_sync_change,
+     "negate-operand: partition.purge_state is PurgeState.NORMAL", "not (", "receive_sync_reply (3.3.7.5)"),
     (SITE_AFTER_PURGE, mqdsrp_common.handle_in_sync_change, "shift: partition.last_seq_number >= partition.purged",
      "(operator 0)", "receive_sync_reply (3.3.7.5)"),
 ], ids=["already-purged-guard-off-by-one", "bsc-applies-change-requests-for-its-site",
         "wait-found-by-identifier-alone", "wait-found-by-identifier-alone-dropped-branch", "machine-no-longer-a-bsc",
         "bsc-created-by-request-added-twice", "bsc-machine-deleted", "cn-named-like-a-bsc-deleted",
         "null-guid-queue-deleted",
-        "sync0-reply-completing", "stale-sync-reply", "stale-header", "sync0-ends-deleting-other-partitions-tombstones",
+        "sync0-reply-completing", "stale-sync-reply", "stale-header", "stale-change",
+        "sync0-ends-deleting-other-partitions-tombstones",
         "sync0-ends-deleting-resent-tombstones", "sync0-ends-keeping-unsent-tombstones", "purge-in-sync0",
         "nack-range-without-its-first-class", "bsc-adds-a-bsc-neighbor",
         "psc-takes-the-authority-from-a-header", "bsc-takes-its-psc-from-a-header", "psc-acks-in-sync0",
@@ -165,8 +170,8 @@ def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario
     reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; two waits
     with one RequestIdentifier, answered in the other order; a machine update that ends a BSC; a BSC created
     through a change request, then deleted; a CN named like it; a queue whose GUID is the enterprise partition's,
-    deleted; a sync0 reply saying COMPLETING; a Sync Reply and a SeqNumberHeader whose PurgedSeqNumber is below
-    the replica's; the end of sync0 in one partition while another is in SYNC0, and with a tombstone the answer
+    deleted; a sync0 reply saying COMPLETING; a Sync Reply, a change and a SeqNumberHeader whose PurgedSeqNumber
+    is below the replica's; the end of sync0 in one partition while another is in SYNC0, and with a tombstone the answer
     resent and with one it did not; a purge while a sync0 answer is applied; a change request sent to no machine;
     a restarted BSC told of a new BSC; a PSC and a BSC told of a site's new PSC by its header; a PSC in sync0
     applying changes below and at its PurgedSeqNumber) departs from the model, naming the handler."""
