@@ -35,6 +35,7 @@ NULL_SITE = ("mqspec.proofs.refinement.scenarios", "a-site-with-the-enterprise-p
 RESTARTED_BSC = ("mqspec.proofs.refinement.scenarios", "a-restarted-bsc-sees-a-new-bsc.yaml")
 MOVED_PSC = ("mqspec.proofs.refinement.scenarios", "a-psc-hears-of-a-moved-psc-first-from-its-header.yaml")
 SITE_AFTER_PURGE = ("mqspec.proofs.refinement.scenarios", "a-site-added-after-a-purge.yaml")
+INSIDE_WINDOW = ("mqspec.proofs.refinement.scenarios", "a-change-inside-the-window-asked-for.yaml")
 SITE_BY_REQUEST = ("mqspec.scenarios.counterexamples.literal", "partition_held_once_per_server.yaml")
 
 
@@ -155,6 +156,10 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
      "negate-operand: partition.purge_state is PurgeState.NORMAL", "not (", "receive_sync_reply (3.3.7.5)"),
     (SITE_AFTER_PURGE, mqdsrp_common.handle_in_sync_change, "shift: partition.last_seq_number >= partition.purged",
      "(operator 0)", "receive_sync_reply (3.3.7.5)"),
+    # an out-of-order change inside the window asked for, with nothing pending (not asked again)
+    (INSIDE_WINDOW, mqdsrp_common.handle_directory_change,
+     "drop-operand: partition.change_missing_window == MAX_SEQ_NUMBER", "(dropped)",
+     "receive_change_propagation (3.2.7.1)"),
 ], ids=["already-purged-guard-off-by-one", "bsc-applies-change-requests-for-its-site",
         "wait-found-by-identifier-alone", "wait-found-by-identifier-alone-dropped-branch", "machine-no-longer-a-bsc",
         "bsc-created-by-request-added-twice", "bsc-machine-deleted", "cn-named-like-a-bsc-deleted",
@@ -164,7 +169,7 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
         "sync0-ends-deleting-resent-tombstones", "sync0-ends-keeping-unsent-tombstones", "purge-in-sync0",
         "nack-range-without-its-first-class", "bsc-adds-a-bsc-neighbor",
         "psc-takes-the-authority-from-a-header", "bsc-takes-its-psc-from-a-header", "psc-acks-in-sync0",
-        "psc-ack-at-the-purge-point"])
+        "psc-ack-at-the-purge-point", "change-inside-the-window"])
 def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario, handler, before, after, section):
     """The campaign's scenario refines the model with its expectations met, and the one-line mutant of the guard it
     reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; two waits
@@ -174,7 +179,8 @@ def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario
     is below the replica's; the end of sync0 in one partition while another is in SYNC0, and with a tombstone the answer
     resent and with one it did not; a purge while a sync0 answer is applied; a change request sent to no machine;
     a restarted BSC told of a new BSC; a PSC and a BSC told of a site's new PSC by its header; a PSC in sync0
-    applying changes below and at its PurgedSeqNumber) departs from the model, naming the handler."""
+    applying changes below and at its PurgedSeqNumber; an out-of-order change inside the window asked for)
+    departs from the model, naming the handler."""
     result, watch, _ = _run(*scenario)
     assert not result.failures and watch.violations == []
     with vm.installed(handler, _mutant(handler, before, after)):
