@@ -371,14 +371,8 @@ def test_a_handler_that_raises_departs_and_the_campaign_names_it():
     result, watch, refinement = _run(*PEC_WITHOUT_SITE)
     assert not result.failures and watch.violations == [] and refinement.checked["receive_psc_ack"] == 1
     handler = mqdsrp_server.receive_psc_ack
-    tally = campaign.Watch(campaign.Tracer())
-    previous, check.WATCH = check.WATCH, tally
-    failures: list[str] = []
-    try:
-        with vm.installed(handler, _mutant(handler, "drop-operand: qm.my_site_partition is not None", "(dropped)")):
-            campaign._scenarios(Mode.CLARIFIED, failures, False, only=frozenset({PEC_WITHOUT_SITE[1]}))
-    finally:
-        check.WATCH = previous
+    with vm.installed(handler, _mutant(handler, "drop-operand: qm.my_site_partition is not None", "(dropped)")):
+        failures, tally = _campaign_file(PEC_WITHOUT_SITE[1])
     assert [Path(str(f)).name for f in failures] == [PEC_WITHOUT_SITE[1]]
     [departure] = tally.departures
     assert (departure.handler, departure.section, departure.node) == ("receive_psc_ack", "3.2.7.4", "PEC0")
@@ -391,20 +385,11 @@ def test_an_empty_message_is_dropped_and_a_handler_that_reads_it_departs():
     """Receiving Replication Messages takes no action on an empty message (3.1.5.1), which only the campaign's file
     sends. Without that step the handler reads the body's first byte and raises: a departure naming it at PSC1."""
     handler = mqdsrp_common.receiving_replication_messages
-    code = _mutant(handler, "drop-then: if not body", "pass")
-    for mutated in (False, True):
-        tracer = campaign.Tracer()
-        tally = campaign.Watch(tracer)
-        previous, check.WATCH = check.WATCH, tally
-        failures: list[str] = []
-        try:
-            with tracer, vm.installed(handler, code if mutated else handler.__code__):
-                campaign._scenarios(Mode.CLARIFIED, failures, False, only=frozenset({EMPTY_MESSAGE[1]}))
-        finally:
-            check.WATCH = previous
-        if not mutated:
-            assert failures == [] and tally.departures == []
-            assert _line(mqdsrp_common, "return", "def receiving_replication_messages") in tracer.lines
+    failures, tally = _campaign_file(EMPTY_MESSAGE[1])
+    assert failures == [] and tally.departures == []
+    assert _line(mqdsrp_common, "return", "def receiving_replication_messages") in tally.tracer.lines
+    with vm.installed(handler, _mutant(handler, "drop-then: if not body", "pass")):
+        failures, tally = _campaign_file(EMPTY_MESSAGE[1])
     assert [Path(str(f)).name for f in failures] == [EMPTY_MESSAGE[1]]
     assert [(d.handler, d.section, d.node, d.differences) for d in tally.departures] == [
         ("receiving_replication_messages", "3.1.5.1", "PSC1", ("the reference raised IndexError: index out of range",))]
