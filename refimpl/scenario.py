@@ -112,6 +112,7 @@ from mqspec.model.propids import PROPIDS, ObjectType, object_type_of
 from mqspec.model.propvalue import Property
 
 from . import status as st
+from .effects import AckRequested as EffectAck
 from .scenario_match import parse_carrying
 
 #: object type names of scenario files, as the snapshots print them
@@ -121,7 +122,7 @@ ENTERPRISE_TYPES = frozenset({ObjectType.MQDS_ENTERPRISE, ObjectType.MQDS_SITE, 
 #: the reserved site name that means the enterprise partition in assertions
 ENTERPRISE = "enterprise"
 #: the acknowledgment levels a ``send`` step asks: the two the text's replication messages use (3.1.7.2.1)
-SEND_ACKS = ("None", "AckNackReachQueue")
+SEND_ACKS = tuple(level.value for level in EffectAck)
 STATUS = {name: value for value, name in st.NAMES.items()}
 COMPARE: dict[str, Callable[[int, int], bool]] = {
     "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,

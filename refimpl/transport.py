@@ -41,6 +41,7 @@ from mqspec.model.guid import Guid
 from mqspec.model.mqdsrp_changes import unchecked_constructor
 
 from mqspec.refimpl.clock import Scheduler
+from mqspec.refimpl.effects import AckRequested as EffectAck
 
 #: MSMQ's INFINITE time-out (a ULONG of seconds that never expires)
 INFINITE = 0xFFFFFFFF
@@ -110,10 +111,10 @@ class AckRequested(IntFlag):
 
     @classmethod
     def from_text(cls, name: str) -> AckRequested:
-        """The value of an ``iAckRequested`` the text names ("None", "AckNackReachQueue")."""
+        """The value of an ``iAckRequested`` the text names (the levels of effects.AckRequested)."""
         try:
-            return {"None": cls.NONE, "AckNackReachQueue": cls.NACK_REACH_QUEUE}[name]
-        except KeyError:
+            return {EffectAck.NONE: cls.NONE, EffectAck.ACK_NACK_REACH_QUEUE: cls.NACK_REACH_QUEUE}[EffectAck(name)]
+        except ValueError:
             raise ModelError(f"the text names no acknowledgment level {name!r}") from None
 
 
