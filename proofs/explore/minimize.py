@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from mqspec.proofs import invariants as inv
@@ -204,6 +206,19 @@ def _refuse(path: str, why: str) -> int:
     return 2
 
 
+def _unwritable(path: str) -> str | None:
+    """Why the shrunk inputs could not be written to ``path``, or None."""
+    target = Path(path)
+    if target.is_dir():
+        return "is a directory"
+    folder = target.parent
+    if not folder.is_dir():
+        return f"no such folder {str(folder)!r}"
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        return "not writable"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="shrink a failing run's inputs (a JSON list) to a counterexample")
     ap.add_argument("inputs")
@@ -212,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="write the shrunk inputs here (JSON)")
     ap.add_argument("--like", metavar="VIOLATION", help="a violation text of the failure: keep only candidates with one of that shape")
     args = ap.parse_args(argv)
+    if args.out and (why := _unwritable(args.out)):  # before the shrink, which can take minutes
+        return _refuse(args.out, why)
     try:
         with open(args.inputs, encoding="utf-8") as f:
             inputs = json.load(f)
@@ -228,8 +245,12 @@ def main(argv: list[str] | None = None) -> int:
         return _refuse(args.inputs, str(exc))
     text = json.dumps(small, indent=1)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text)
+        try:
+            with open(args.out, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:  # the shrunk inputs are not lost: they go to stdout instead
+            print(text)
+            return _refuse(args.out, f"{exc.strerror or exc}; the shrunk inputs are on stdout")
     else:
         print(text)
     return 0

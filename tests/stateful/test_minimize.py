@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from mqspec.proofs.explore.driver import Driver, enterprise_input
 from mqspec.proofs.explore.minimize import _shape, main, settle_phase, violations
@@ -61,3 +63,29 @@ def test_inputs_it_cannot_shrink_are_one_line_naming_the_file_and_exit_2(tmp_pat
     assert main([str(path), "--invariant", "handlers_refine_model"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"minimize.py: error: {path}: ") and why in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("out,why", [("missing/shrunk.json", "no such folder"), (".", "is a directory")],
+                         ids=["missing-folder", "a-directory"])
+def test_an_out_path_it_cannot_write_is_refused_before_the_shrink(tmp_path, capsys, out, why):
+    """`--out` is checked before the shrink, which can take minutes: one line naming it, exit status 2."""
+    path = tmp_path / "inputs.json"
+    path.write_text('[{"input": "nonsense"}]', encoding="utf-8")  # never read: the out path is refused first
+    target = tmp_path / out
+    assert main([str(path), "--invariant", "handlers_refine_model", "--out", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"minimize.py: error: {target}: {why}") and err.count("\n") == 1
+
+
+def test_shrunk_inputs_it_cannot_write_go_to_stdout(tmp_path, capsys):
+    """A write that fails after the shrink (here a full device) loses nothing: the shrunk inputs are printed
+    instead, with one line saying so, exit status 2. A literal enterprise of one BSC never converges (E-142)."""
+    inputs = [enterprise_input([{"site": "site0", "psc": "PEC0", "bscs": ["BSC01"], "machines": []}])]
+    path = tmp_path / "inputs.json"
+    path.write_text(json.dumps(inputs), encoding="utf-8")
+    assert main([str(path), "--invariant", "replicas_converge_at_quiescence", "--mode", "literal",
+                 "--out", "/dev/full"]) == 2
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == inputs
+    assert captured.err.endswith("minimize.py: error: /dev/full: No space left on device; the shrunk inputs are "
+                                 "on stdout\n")
