@@ -111,6 +111,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started, load = time.monotonic(), [round(os.getloadavg()[0], 1)]
     documents = args.document or list(pm.DOCUMENTS)
+    named = {fn.__name__ for d in documents for fn, _ in pm.mutants(d)}
+    unknown = [name for name in args.function if name not in named]
+    if unknown:  # refused before the baseline, which takes minutes and would then judge nothing
+        print(f"proof_mutation: no function {', '.join(map(repr, unknown))} is mutated in "
+              f"{', '.join(documents)}", file=sys.stderr)
+        return 2
     listed = pm.equivalent_mutants()
     outcomes: list[pm.Outcome] = []
     baselines: dict[str, list[str]] = {}

@@ -144,7 +144,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spec", type=Path, default=Path(__file__).resolve().parents[1] / ".." / "shared" / "spec")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "docs" / "spec_text")
     args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"extract_spec: cannot make {args.out}: {exc.strerror}", file=sys.stderr)
+        return 2
     for document in DOCUMENTS:
         source = args.spec / f"{document}.txt"
         try:

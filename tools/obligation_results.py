@@ -17,6 +17,8 @@ from pathlib import Path
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "_data" / "obligations.json"
 MODES = ("clarified", "literal")
+#: what each row of `mqspec prove --json` gives that this file keeps
+FIELDS = {"name", "mode", "status", "trivial", "vacuous"}
 
 
 def main(argv: list[str]) -> int:
@@ -34,7 +36,8 @@ def main(argv: list[str]) -> int:
             except (OSError, ValueError) as exc:
                 print(f"obligation_results: {path}: {exc}", file=sys.stderr)
                 return 2
-            if any(r.get("mode") != mode for r in rows):
+            if not isinstance(rows, list) or not all(isinstance(r, dict) and FIELDS <= r.keys() for r in rows) \
+                    or any(r["mode"] != mode for r in rows):
                 print(f"obligation_results: {path}: not a `mqspec prove --json --mode {mode}` output", file=sys.stderr)
                 return 2
             results += [{"name": r["name"], "mode": mode, "status": r["status"], "trivial": r["trivial"],

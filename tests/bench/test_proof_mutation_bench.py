@@ -19,7 +19,8 @@ def test_a_reference_that_fails_its_rows_unmutated_stops_the_bench_with_exit_2(c
     assert len(wrong) == 1, [m.name for m in vm.mutants_of(fn, vm.OPERATORS)]
     # installed in this process: the benchmark's forked workers run it as their unmutated reference
     with vm.installed(fn, vm.mutant_code(fn, wrong[0])):
-        status = load("proof_mutation").main(["--document", "MS-MQSD", "--function", "send_failed", "--workers", "1"])
+        status = load("proof_mutation").main(["--document", "MS-MQSD", "--function", "no_server_response",
+                                              "--workers", "1"])
     err = capsys.readouterr().err
     assert status == 2
     assert err.startswith("proof_mutation: the unmutated MS-MQSD does not pass its rows, so no mutant can be judged: "
@@ -126,3 +127,12 @@ def test_a_function_only_the_simulator_calls_is_not_mutated_and_the_report_says_
     assert "mqds.default_scope" not in names and "mqds.directory_client_request" in names
     assert set(pm.ENVIRONMENT) == {"mqds.default_scope"}
     assert pm.report([], {})["not_mutated"] == pm.ENVIRONMENT
+
+
+def test_a_function_no_document_mutates_is_refused_before_the_baseline(capsys):
+    """`--function` with a name the chosen documents do not mutate (a typo, or another document's function) would
+    run the minutes-long baseline and judge nothing: it is one line naming it, exit 2, at once."""
+    status = load("proof_mutation").main(["--document", "MS-MQSD", "--function", "handle_site_update",
+                                          "--function", "no_server_response"])
+    err = capsys.readouterr().err
+    assert status == 2 and err == "proof_mutation: no function 'handle_site_update' is mutated in MS-MQSD\n"
