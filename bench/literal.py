@@ -82,7 +82,10 @@ def main() -> None:
     if args.workers < 1:
         ap.error("--workers must be at least 1")
     if args.out:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
+        try:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            ap.error(f"--out {args.out}: {exc.strerror}")
     names = args.invariant or list(inv.NAMES)
     readings: list[tuple[str, tuple[str, ...]]] = []
     if args.reading in ("literal", "both"):

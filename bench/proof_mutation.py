@@ -117,6 +117,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"proof_mutation: no function {', '.join(map(repr, unknown))} is mutated in "
               f"{', '.join(documents)}", file=sys.stderr)
         return 2
+    if args.progress:
+        try:  # now, not when the first mutant is judged after the minutes-long baseline
+            open(args.progress, "a", encoding="utf-8").close()
+        except OSError as exc:
+            print(f"proof_mutation: {args.progress}: {exc.strerror}", file=sys.stderr)
+            return 2
     listed = pm.equivalent_mutants()
     outcomes: list[pm.Outcome] = []
     baselines: dict[str, list[str]] = {}

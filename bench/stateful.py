@@ -290,8 +290,13 @@ def main() -> None:
     ap.add_argument("--refine", action=argparse.BooleanOptionalAction, default=m.ReplicationMachine.REFINE,
                     help="check every handler run against the model (proofs/refinement; default: MQSPEC_REFINE=1)")
     args = ap.parse_args()
-    if args.workers < 1 or args.steps < 1:
-        ap.error("--workers and --steps must be at least 1")
+    if args.workers < 1 or args.steps < 1 or args.batch < 1:
+        ap.error("--workers, --steps and --batch must be at least 1")
+    for path in filter(None, (args.save_failures, args.progress)):
+        try:  # now, not when the first batch ends (or, for a violation, hours into a soak)
+            open(path, "a", encoding="utf-8").close()
+        except OSError as exc:
+            ap.error(f"{path}: {exc.strerror}")
     wall = time.monotonic()
     result = run_workers(args.workers, args.steps, Mode(args.mode), args.step_count, args.batch, args.profile,
                          args.save_failures, args.seed, args.branches, args.progress, args.refine)

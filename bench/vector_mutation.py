@@ -27,7 +27,7 @@ from pathlib import Path
 
 def main(argv: list[str] | None = None) -> int:
     from mqspec.vectors import mutation
-    from mqspec.vectors.writer import generate
+    from mqspec.vectors.writer import OutputError, check_output, generate
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the whole report as JSON")
@@ -42,6 +42,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"vector_mutation: no handler {', '.join(unknown)}", file=sys.stderr)
             return 2
         functions = [f for f in functions if f.__name__ in args.handler]
+    if args.keep:
+        try:  # now, not after the minute the vectors take to build
+            check_output(Path(args.keep))
+            Path(args.keep).mkdir(parents=True, exist_ok=True)
+        except (OutputError, OSError) as exc:
+            print(f"vector_mutation: --keep {args.keep}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+            return 2
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mqspec-mutation-") as tmp:
         root = Path(args.keep or tmp) / ("" if args.keep else "tree")

@@ -136,3 +136,10 @@ def test_a_function_no_document_mutates_is_refused_before_the_baseline(capsys):
                                           "--function", "no_server_response"])
     err = capsys.readouterr().err
     assert status == 2 and err == "proof_mutation: no function 'handle_site_update' is mutated in MS-MQSD\n"
+
+
+def test_a_progress_file_it_cannot_write_is_refused_before_the_baseline(tmp_path, capsys):
+    """`--progress` in a folder that does not exist fails at once, not after the baseline, in one line."""
+    path = tmp_path / "missing" / "progress.jsonl"
+    assert load("proof_mutation").main(["--document", "MS-MQSD", "--progress", str(path)]) == 2
+    assert capsys.readouterr().err == f"proof_mutation: {path}: No such file or directory\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -62,3 +63,15 @@ def test_with_refine_every_handler_run_is_checked_against_the_model():
     out = _bench().run(40, Mode.CLARIFIED, 20, 2, "ci", seed=5, refine=True)
     assert out["refine"] is True and out["violations"] == 0
     assert out["refinement_checks"] == out["handler_runs"] > 0
+
+
+def test_output_files_it_cannot_write_are_refused_before_the_first_batch(tmp_path, monkeypatch, capsys):
+    """`--progress` or `--save-failures` in a folder that does not exist is a usage error at once (exit 2), not a
+    traceback when the first batch ends, or when a soak first finds a violation."""
+    for option in ("--progress", "--save-failures"):
+        path = tmp_path / "missing" / "out.jsonl"
+        monkeypatch.setattr(sys, "argv", ["stateful.py", "--steps", "1", option, str(path)])
+        with pytest.raises(SystemExit) as exit_:
+            load("stateful").main()
+        assert exit_.value.code == 2
+        assert capsys.readouterr().err.endswith(f"stateful.py: error: {path}: No such file or directory\n")
