@@ -10,11 +10,13 @@ fields a reader needs are filled in.
 from __future__ import annotations
 
 import ast
+import json
 import collections
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 import yaml
@@ -238,3 +240,116 @@ def test_every_pytest_command_of_an_evidence_selects_the_tests_it_names(entry):
         names.add(name)
     cited = set(re.findall(r"\b(test_\w+?)\b(?!\.py)", flat)) - {Path(p).stem for p, _ in PYTEST_COMMAND.findall(flat)}
     assert cited <= names, f"{entry.id}: names tests its commands do not run: {sorted(cited - names)}"
+
+
+# --- the literal text is the document's words ------------------------------------------------------------
+
+#: a link the conversion of MS-MQCN left in its text (``<a href="MS-MQMQ">[MS-MQMQ]</a>``): markup, not words
+LINK = re.compile(r'<a href="[^"]*">(.*?)</a>')
+#: the comment marker that starts each line of MS-MQDS's text (a Go binding's documentation of it): a
+#: sentence wrapped over two comment lines is one sentence of the document
+COMMENT = re.compile(r"(?<!\S)//(?=\s)")
+
+
+def words_of(text: str) -> str:
+    """A section's text as a quote gives it: links reduced to their words, comment markers dropped,
+    whitespace flattened."""
+    return " ".join(COMMENT.sub(" ", LINK.sub(r"\1", text)).split())
+
+
+#: each section's words as tools/extract_spec.py committed them, after its heading (a title is the
+#: document's words too: E-250 quotes two), by document and section
+SPEC_TEXT = {path.stem: {s["section"]: words_of(f"{s['section']} {s['title']}\n{s['text']}")
+                         for s in json.loads(path.read_text())["sections"]}
+             for path in sorted((ROOT / "docs" / "spec_text").glob("*.json"))}
+#: documents register entries cite whose text is not extracted (only propid-types.md summarises them), so
+#: their entries' literal text cannot be checked; a new document must be added to docs/spec_text or here
+UNEXTRACTED = {"MS-MQMQ", "MS-MQQB"}
+#: what a literal text may hold besides the document's words, and where it is cut: an elision, an editorial
+#: insertion in square brackets ("[<6>]"; the document's own "[MS-MQQB]" is cut there too), the document's
+#: reference to a section ("(section 2.2.4)"), and mqspec's citation before the words it quotes
+ELISION = re.compile(r"\.\.\.|…")
+INSERTION = re.compile(r"\[[^\]]*\]")
+SECTIONS = r"\d+(?:\.\d+)*(?:(?:, | and )\d+(?:\.\d+)*)*"
+REFERENCE = re.compile(rf"\(sections? {SECTIONS}\)")
+#: "(3.1.7.2.11)", "(3.1.7.2.6, 3.1.7.2.8)", "(MS-MQCN 2.1)": the words after it, up to the next citation, are
+#: in one of those sections; a citation without a document keeps the document of the one before it
+CITATION = re.compile(rf"\((?:(?P<document>{'|'.join(map(re.escape, SPEC_TEXT))}) )?(?P<sections>{SECTIONS})\)")
+CUT = re.compile("|".join(f"(?:{p.pattern})" for p in (ELISION, INSERTION, REFERENCE, CITATION)))
+#: shorter pieces are not checked: what is left between two cuts ("0x01", ": Else:", "Set ") occurs in
+#: every section, so finding it proves nothing, while any clause a reading rests on is longer than this
+SHORTEST_CHECKED = 8
+
+
+class Misquote(NamedTuple):
+    """A piece of a literal text that is not where it says it is: in none of ``document``'s sections, or (when a
+    citation names ``cited``) only in others, ``found_in``."""
+
+    fragment: str
+    document: str
+    cited: tuple[str, ...]
+    found_in: tuple[str, ...]
+
+    def __str__(self) -> str:
+        if self.found_in:
+            return (f"{self.fragment!r} is in {self.document} {', '.join(self.found_in)}, not in the cited "
+                    f"{', '.join(self.cited)}: correct the citation before it")
+        return (f"{self.fragment!r} is in no section of {self.document}: replace it with the section's exact words "
+                f"(docs/spec_text/{self.document}.json), cut with ...")
+
+
+def misquoted(document: str, section: str, literal: str) -> list[Misquote]:
+    """The pieces of ``literal`` (between the cuts of CUT) of SHORTEST_CHECKED characters or more that are not
+    words of their document: of a section cited before them, or else of ``section`` or any other section."""
+    found, current, cited, start = [], document, (), 0
+    for cut in [*CUT.finditer(literal), None]:
+        fragment = " ".join(literal[start:cut.start() if cut else len(literal)].split())
+        sections = SPEC_TEXT[current]
+        wanted = cited or (section, *sections)  # the cited sections, or the entry's first and then any
+        if len(fragment) >= SHORTEST_CHECKED and not any(fragment in sections.get(s, "") for s in wanted):
+            found.append(Misquote(fragment, current, cited, tuple(s for s, text in sections.items()
+                                                                  if cited and fragment in text)))
+        if cut is not None and cut.group("sections"):
+            current = cut.group("document") or current
+            cited = tuple(re.split(r", | and ", cut.group("sections")))
+        start = cut.end() if cut else start
+    return found
+
+
+#: what to do about a misquote, said once under the pieces it lists
+HOW_TO_QUOTE = ("Quote the document's words as docs/spec_text/<document>.json has them (list dashes and table rows "
+                "too), cut with ..., put editorial words in [brackets] and commentary in problem or resolution, and "
+                "cite a section other than the entry's, \"(3.1.7.2.2)\", or another document's, \"(MS-MQCN 2.1)\", "
+                "before its words.")
+EXTRACTED = [e for e in ENTRIES if e.document not in UNEXTRACTED]
+
+
+def test_only_the_expected_documents_have_no_extracted_text():
+    """The entries the literal-text check skips are exactly those citing MS-MQMQ or MS-MQQB: an entry citing a
+    new document fails here until its text is extracted or the document is added to UNEXTRACTED."""
+    assert {e.document for e in ENTRIES} - set(SPEC_TEXT) == UNEXTRACTED
+
+
+@pytest.mark.parametrize("entry", EXTRACTED, ids=lambda e: e.id)
+def test_the_literal_text_is_the_documents_words(entry):
+    """The literal text is rendered as a quote of the document ("what the document says"), so every piece of it
+    is the document's words: the cited section's, or another section's of the same document (MC-MQDSRP, MS-MQSD,
+    MS-MQCN, MS-MQDS, as docs/spec_text has them). Entries citing MS-MQMQ or MS-MQQB, whose text mqspec does not
+    have, are out of scope. E-138 was withdrawn because its literal text misquoted 3.3.7.11."""
+    wrong = misquoted(entry.document, entry.section, entry.literal)
+    assert not wrong, (f"{entry.id} ({entry.document} {entry.section}): its literal text is not the document's "
+                       "words:\n" + "".join(f"  {m}\n" for m in wrong) + HOW_TO_QUOTE)
+
+
+def test_the_check_catches_a_paraphrase_and_a_wrong_citation():
+    """The check can fail: on E-333's former paraphrase of 3.3.6.1, and on 3.3.6.1's words cited as 3.2.7.1's."""
+    paraphrase = "When the Change Propagation Timer expires ... the QM MUST ... send a change propagation message"
+    assert [m.fragment for m in misquoted("MC-MQDSRP", "3.3.6.1", paraphrase)] == [
+        "When the Change Propagation Timer expires", "the QM MUST", "send a change propagation message"]
+    words = "When the timer fires, the queue manager MUST perform the following actions ... - Raise a Send Change"
+    assert misquoted("MC-MQDSRP", "3.3.6.1", words) == []
+    (cited,) = misquoted("MC-MQDSRP", "3.3.6.1", "(3.2.7.1) When the timer fires, the queue manager MUST")
+    assert cited.cited == ("3.2.7.1",) and "3.3.6.1" in cited.found_in and "correct the citation" in str(cited)
+    assert misquoted("MC-MQDSRP", "2.1", "(MS-MQCN 2.1) Notifications are sent within messages ...") == []
+    # cut at an insertion and an elision, the short pieces left ("Set x", "0x01") are not checked
+    assert misquoted("MC-MQDSRP", "2.1", "Set x [mqspec's words] ... 0x01") == []
