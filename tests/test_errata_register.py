@@ -266,8 +266,9 @@ SPEC_TEXT = {path.stem: {s["section"]: words_of(f"{s['section']} {s['title']}\n{
 #: their entries' literal text cannot be checked; a new document must be added to docs/spec_text or here
 UNEXTRACTED = {"MS-MQMQ", "MS-MQQB"}
 #: what a literal text may hold besides the document's words, and where it is cut: an elision, an editorial
-#: insertion in square brackets ("[<6>]"; the document's own "[MS-MQQB]" is cut there too), the document's
-#: reference to a section ("(section 2.2.4)"), and mqspec's citation before the words it quotes
+#: insertion in square brackets ("[<6>]"; the document's own brackets, "[MS-MQQB]", "PropertyValue[ 1 ]", are
+#: cut there too and go unchecked), the document's reference to a section ("(section 2.2.4)"), and mqspec's
+#: citation before the words it quotes
 ELISION = re.compile(r"\.\.\.|…")
 INSERTION = re.compile(r"\[[^\]]*\]")
 SECTIONS = r"\d+(?:\.\d+)*(?:(?:, | and )\d+(?:\.\d+)*)*"
@@ -276,8 +277,10 @@ REFERENCE = re.compile(rf"\(sections? {SECTIONS}\)")
 #: in one of those sections; a citation without a document keeps the document of the one before it
 CITATION = re.compile(rf"\((?:(?P<document>{'|'.join(map(re.escape, SPEC_TEXT))}) )?(?P<sections>{SECTIONS})\)")
 CUT = re.compile("|".join(f"(?:{p.pattern})" for p in (ELISION, INSERTION, REFERENCE, CITATION)))
-#: shorter pieces are not checked: what is left between two cuts ("0x01", ": Else:", "Set ") occurs in
-#: every section, so finding it proves nothing, while any clause a reading rests on is longer than this
+#: pieces shorter than 8 characters are not checked: what is left between two cuts at that length is an
+#: index or a scrap of a step (" + 1" of "sn[i] + 1", " None." after a 1.9 row's [insertion], "- Else:"), found
+#: in nearly every section, so finding it proves nothing; the shortest words a reading rests on ("iSync :=
+#: false", "Scope Condition") are longer
 SHORTEST_CHECKED = 8
 
 
@@ -321,7 +324,15 @@ HOW_TO_QUOTE = ("Quote the document's words as docs/spec_text/<document>.json ha
                 "too), cut with ..., put editorial words in [brackets] and commentary in problem or resolution, and "
                 "cite a section other than the entry's, \"(3.1.7.2.2)\", or another document's, \"(MS-MQCN 2.1)\", "
                 "before its words.")
-EXTRACTED = [e for e in ENTRIES if e.document not in UNEXTRACTED]
+#: entries left misquoting, each with why: an entry whose claim rests on words the document does not have is
+#: not requoted (that would change what it claims) but decided on, withdrawn or rewritten; a test below
+#: fails once an entry here quotes the document, so the list cannot go stale
+MISQUOTES_KEPT = {
+    "E-334": "it quotes MS-MQSD 2.1 as \"one TopologyClientRequest or TopologyServerReply per UDP datagram\", a "
+             "sentence MS-MQSD does not have (the one-message-per-datagram reading is mqspec's, E-028's "
+             "resolution); awaiting a decision on the entry",
+}
+EXTRACTED = [e for e in ENTRIES if e.document not in UNEXTRACTED and e.id not in MISQUOTES_KEPT]
 
 
 def test_only_the_expected_documents_have_no_extracted_text():
@@ -335,10 +346,19 @@ def test_the_literal_text_is_the_documents_words(entry):
     """The literal text is rendered as a quote of the document ("what the document says"), so every piece of it
     is the document's words: the cited section's, or another section's of the same document (MC-MQDSRP, MS-MQSD,
     MS-MQCN, MS-MQDS, as docs/spec_text has them). Entries citing MS-MQMQ or MS-MQQB, whose text mqspec does not
-    have, are out of scope. E-138 was withdrawn because its literal text misquoted 3.3.7.11."""
+    have, are out of scope. (E-138 was withdrawn over what it said 3.3.7.11 says, which 3.3.7.11 does not.)"""
     wrong = misquoted(entry.document, entry.section, entry.literal)
     assert not wrong, (f"{entry.id} ({entry.document} {entry.section}): its literal text is not the document's "
                        "words:\n" + "".join(f"  {m}\n" for m in wrong) + HOW_TO_QUOTE)
+
+
+@pytest.mark.parametrize("entry_id", sorted(MISQUOTES_KEPT))
+def test_every_kept_misquote_is_an_entry_that_still_misquotes(entry_id):
+    """An id in MISQUOTES_KEPT names a register entry whose literal text the check still refuses."""
+    assert entry_id in IDS, f"{entry_id} is in MISQUOTES_KEPT but not in the register: take it out"
+    entry = errata.by_id()[entry_id]
+    assert misquoted(entry.document, entry.section, entry.literal), (
+        f"{entry_id} now quotes {entry.document}: take it out of MISQUOTES_KEPT")
 
 
 def test_the_check_catches_a_paraphrase_and_a_wrong_citation():
@@ -353,3 +373,5 @@ def test_the_check_catches_a_paraphrase_and_a_wrong_citation():
     assert misquoted("MC-MQDSRP", "2.1", "(MS-MQCN 2.1) Notifications are sent within messages ...") == []
     # cut at an insertion and an elision, the short pieces left ("Set x", "0x01") are not checked
     assert misquoted("MC-MQDSRP", "2.1", "Set x [mqspec's words] ... 0x01") == []
+    # the conversion's links and the Go binding's comment markers are not words
+    assert words_of('see <a href="MS-MQMQ">[MS-MQMQ]</a>\n  // section 2.3') == "see [MS-MQMQ] section 2.3"
