@@ -10,8 +10,8 @@ fields a reader needs are filled in.
 from __future__ import annotations
 
 import ast
-import json
 import collections
+import json
 import re
 import subprocess
 import sys
@@ -324,15 +324,8 @@ HOW_TO_QUOTE = ("Quote the document's words as docs/spec_text/<document>.json ha
                 "too), cut with ..., put editorial words in [brackets] and commentary in problem or resolution, and "
                 "cite a section other than the entry's, \"(3.1.7.2.2)\", or another document's, \"(MS-MQCN 2.1)\", "
                 "before its words.")
-#: entries left misquoting, each with why: an entry whose claim rests on words the document does not have is
-#: not requoted (that would change what it claims) but decided on, withdrawn or rewritten; a test below
-#: fails once an entry here quotes the document, so the list cannot go stale
-MISQUOTES_KEPT = {
-    "E-334": "it quotes MS-MQSD 2.1 as \"one TopologyClientRequest or TopologyServerReply per UDP datagram\", a "
-             "sentence MS-MQSD does not have (the one-message-per-datagram reading is mqspec's, E-028's "
-             "resolution); awaiting a decision on the entry",
-}
-EXTRACTED = [e for e in ENTRIES if e.document not in UNEXTRACTED and e.id not in MISQUOTES_KEPT]
+#: the entries whose literal text is checked: every entry whose document's text is extracted, none excused
+EXTRACTED = [e for e in ENTRIES if e.document not in UNEXTRACTED]
 
 
 def test_only_the_expected_documents_have_no_extracted_text():
@@ -350,15 +343,6 @@ def test_the_literal_text_is_the_documents_words(entry):
     wrong = misquoted(entry.document, entry.section, entry.literal)
     assert not wrong, (f"{entry.id} ({entry.document} {entry.section}): its literal text is not the document's "
                        "words:\n" + "".join(f"  {m}\n" for m in wrong) + HOW_TO_QUOTE)
-
-
-@pytest.mark.parametrize("entry_id", sorted(MISQUOTES_KEPT))
-def test_every_kept_misquote_is_an_entry_that_still_misquotes(entry_id):
-    """An id in MISQUOTES_KEPT names a register entry whose literal text the check still refuses."""
-    assert entry_id in IDS, f"{entry_id} is in MISQUOTES_KEPT but not in the register: take it out"
-    entry = errata.by_id()[entry_id]
-    assert misquoted(entry.document, entry.section, entry.literal), (
-        f"{entry_id} now quotes {entry.document}: take it out of MISQUOTES_KEPT")
 
 
 def test_the_check_catches_a_paraphrase_and_a_wrong_citation():

@@ -210,7 +210,8 @@ class Scan:
 
     def _datagram(self, frame: Frame, packet: ip.Packet, sport: int, dport: int, payload: bytes, lost: int,
                   link_broadcast: bool) -> str:
-        """MS-MQSD 2.1: one TopologyClientRequest or TopologyServerReply per UDP datagram (E-028)."""
+        """One TopologyClientRequest or TopologyServerReply per UDP datagram: MS-MQSD's messages carry no length,
+        and mqspec reads them over "Connectionless communications" (2.1) one per datagram (E-028)."""
         src, dst = self._endpoint(packet, "src", sport), self._endpoint(packet, "dst", dport)
         self.summary.units += 1
         if lost:
