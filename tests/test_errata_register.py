@@ -244,17 +244,14 @@ def test_every_pytest_command_of_an_evidence_selects_the_tests_it_names(entry):
 
 # --- the literal text is the document's words ------------------------------------------------------------
 
-#: a link the conversion of MS-MQCN left in its text (``<a href="MS-MQMQ">[MS-MQMQ]</a>``): markup, not words
-LINK = re.compile(r'<a href="[^"]*">(.*?)</a>')
 #: the comment marker that starts each line of MS-MQDS's text (a Go binding's documentation of it): a
 #: sentence wrapped over two comment lines is one sentence of the document
 COMMENT = re.compile(r"(?<!\S)//(?=\s)")
 
 
 def words_of(text: str) -> str:
-    """A section's text as a quote gives it: links reduced to their words, comment markers dropped,
-    whitespace flattened."""
-    return " ".join(COMMENT.sub(" ", LINK.sub(r"\1", text)).split())
+    """A section's text as a quote gives it: comment markers dropped, whitespace flattened."""
+    return " ".join(COMMENT.sub(" ", text).split())
 
 
 #: each section's words as tools/extract_spec.py committed them, after its heading (a title is the
@@ -357,5 +354,5 @@ def test_the_check_catches_a_paraphrase_and_a_wrong_citation():
     assert misquoted("MC-MQDSRP", "2.1", "(MS-MQCN 2.1) Notifications are sent within messages ...") == []
     # cut at an insertion and an elision, the short pieces left ("Set x", "0x01") are not checked
     assert misquoted("MC-MQDSRP", "2.1", "Set x [mqspec's words] ... 0x01") == []
-    # the conversion's links and the Go binding's comment markers are not words
-    assert words_of('see <a href="MS-MQMQ">[MS-MQMQ]</a>\n  // section 2.3') == "see [MS-MQMQ] section 2.3"
+    # the Go binding's comment markers are not words
+    assert words_of("see [MS-MQMQ]\n  // section 2.3") == "see [MS-MQMQ] section 2.3"

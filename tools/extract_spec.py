@@ -5,7 +5,7 @@
 Reads ``<spec>/<DOC>.txt`` (the converted Open Specifications documents) and writes
 ``<out>/<DOC>.json``: for each section of chapters 1 to 5, its number, title, the lines it spans
 in the source file and its own text (up to the next heading), with page headers and footers
-removed and the conversion's inline markup (``<u>``, ``*emphasis*``, ``\\_``) dropped. The output
+removed and the conversion's inline markup (``<u>``, links, ``*emphasis*``, ``\\_``) dropped. The output
 is committed so that a clone without ``../shared`` still builds the documentation; the bytes are
 the same on every run. The Open Specifications notice permits distributing portions of the
 documents in documentation.
@@ -36,9 +36,10 @@ _NOISE = (
 )
 _MARKUP = (
     (re.compile(r"</?(?:u|i|b|sup|sub)>"), ""),
+    (re.compile(r'<a href="[^"]*">(.*?)</a>'), r"\1"),  # MS-MQCN's links: their words stay
     (re.compile(r"\*\*(\S(?:.*?\S)?)\*\*"), r"\1"),
     (re.compile(r"(?<![\w*])\*(\S(?:[^*]*?\S)?)\*(?![\w*])"), r"\1"),
-    (re.compile(r"\\([_*\[\]|#])"), r"\1"),
+    (re.compile(r"\\([_*\[\]|#$])"), r"\1"),
 )
 
 
