@@ -265,21 +265,30 @@ def test_the_campaigns_stray_psc_acks_refine_and_the_neighbor_guard_cannot_be_dr
      "(operator 0)", "receive_change_propagation (3.2.7.1)"),
     (mqdsrp_server.receive_sync_request, "drop-operand: ctx.clarified [and operand 0]", "(dropped)",
      "receive_sync_request (3.2.7.3)"),
+    (mqdsrp_objects.handle_site_update, "drop-operand: ctx.clarified [and operand 0]", "(dropped) #1",
+     "receive_change_propagation (3.2.7.1)"),
+    (mqdsrp_objects.handle_site_update, "drop-then: if partition_id is None ->", "pass",
+     "receive_sync_reply (3.3.7.5)"),
+    (mqdsrp_objects.handle_site_update, "drop-operand: ctx.literal [or operand 1]", "(dropped)",
+     "receive_sync_reply (3.3.7.5)"),
 ], ids=["reply-purged-literal-branch-dropped", "reply-purged-literal-operand-dropped", "psc-ack-at-a-bsc-recorded",
         "empty-reply-moves-last-seq-back-literally", "bsc-neighbor-added-once-literally",
         "site-undone-at-a-bsc-literally", "unknown-object-delete-applied-literally", "header-at-the-window-literally",
-        "every-tombstone-in-a-reply-literally"])
+        "every-tombstone-in-a-reply-literally", "my-psc-name-follows-literally",
+        "site-sync-without-an-identifier-literally", "no-psc-neighbor-for-a-synced-site-literally"])
 def test_a_literal_bsc_with_a_psc_neighbor_refines_and_catches_the_literal_only_mutants(handler, before, after,
                                                                                        section):
     """The literal BSC that holds PEC0 as a PSC neighbor (E-106) and an AllowedPurgeSeqNumber above its
     PurgedSeqNumber refines the model in both modes with its expectations met; Receive PSC Ack runs there in
-    literal mode (the default profile's only literal run of it). Nine mutants that differ only in literal mode
+    literal mode (the default profile's only literal run of it). Twelve mutants that differ only in literal mode
     depart there: a non-authority's reply stamped with AllowedPurgeSeqNumber (E-314 taken in literal mode, two
     ways), a BSC recording a PSC ack, an empty reply answering the window that no longer moves LastSeqNumber
     back (E-166 taken in literal mode), a BSC created through a request added as a neighbor once (E-104), a
     deleted site undone at a BSC (E-318), a replicated delete of a site the BSC never had counted as applied
     (E-261 taken in literal mode), a header at the window that no longer asks again, and a Sync Reply without the
-    other partitions' tombstones (E-118 taken in literal mode)."""
+    other partitions' tombstones (E-118 taken in literal mode), a BSC's MyPSCName following its site's new PSC
+    (E-312 taken in literal mode), a site's partition made with no identifier (from a sync carrying none), and no
+    PSC neighbor for a site made by a sync at a BSC (E-106 taken in literal mode)."""
     for mode in (Mode.CLARIFIED, Mode.LITERAL):
         result, watch, refinement = _run(*LITERAL_BSC, mode=mode)
         assert not result.failures and watch.violations == [] and refinement.checked["receive_psc_ack"] == 1
@@ -288,6 +297,40 @@ def test_a_literal_bsc_with_a_psc_neighbor_refines_and_catches_the_literal_only_
         _, watch, _ = _run(*LITERAL_BSC, mode=Mode.LITERAL)
     assert [v["invariant"] for v in watch.violations] == ["handlers_refine_model"]
     assert section in "\n".join(watch.violations[0]["problems"])
+
+
+def test_the_literal_bsc_purges_and_a_purge_without_its_literal_buffer_departs():
+    """Literal BSC01 applies a change 256 past its last purge (step 8) and raises Purge Deleted Objects, the only
+    literal run that does (its buffer wraps, E-130). With the literal reading's buffer step dropped the handler
+    raises there: the campaign records a departure of receive_change_propagation (3.2.7.1) at BSC01."""
+    handler = mqdsrp_objects.purge_deleted_objects
+    with vm.installed(handler, _mutant(handler, "drop-else: if ctx.clarified", "(no else)")):
+        failures, tally = _campaign_file(LITERAL_BSC[1], Mode.LITERAL)
+    assert [Path(str(f)).name for f in failures] == [LITERAL_BSC[1]]
+    [departure] = tally.departures
+    assert (departure.handler, departure.section, departure.node) == ("receive_change_propagation", "3.2.7.1", "BSC01")
+    assert departure.differences[0].startswith("the reference raised UnboundLocalError")
+
+
+def test_a_literal_psc_named_for_its_own_site_refines_and_the_literal_reading_of_e315_is_pinned():
+    """Literal PSC1, holding its own site's partition as a replica, is named its PSC: it refines the model in both
+    modes (the file is one of the default profile's literal runs); with E-315's mode operand dropped, literal PSC1
+    takes the authority, a departure of receive_change_propagation (3.2.7.1)."""
+    name = "a-literal-psc-named-for-its-own-site.yaml"
+    assert name in campaign.PROFILES["default"]["scenarios"]["literal"]
+    for mode in (Mode.CLARIFIED, Mode.LITERAL):
+        assert _campaign_file(name, mode)[0] == []
+    handler = mqdsrp_objects.handle_site_update
+    with vm.installed(handler, _mutant(handler, "drop-operand: ctx.clarified [and operand 0]", "(dropped)")):
+        failures, tally = _campaign_file(name, Mode.LITERAL)
+    assert [Path(str(f)).name for f in failures] == [name]
+    assert {(d.handler, d.section, d.node) for d in tally.departures} == {("receive_change_propagation", "3.2.7.1",
+                                                                           "PSC1")}
+
+
+def test_every_literal_run_of_the_default_profile_is_a_campaign_file():
+    """The literal files the default profile names are campaign files: a stale name would run nothing."""
+    assert campaign.LITERAL_QUICK <= {path.name for path in campaign.scenario_files()}
 
 
 def _campaign_file(name, mode=Mode.CLARIFIED, stop=False):
