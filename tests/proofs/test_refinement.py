@@ -307,7 +307,7 @@ def test_a_literal_bsc_with_a_psc_neighbor_refines_and_catches_the_literal_only_
         # as `mqspec prove` runs it: to the first departure (a mutant's state past it can be one no check reads,
         # a partition with no PartitionID)
         failures, tally = _campaign_file(LITERAL_BSC[1], Mode.LITERAL, stop=True)
-    assert [Path(str(f)).name for f in failures] == [LITERAL_BSC[1]]
+    assert failures == [LITERAL_BSC[1]]
     assert f"{tally.departures[0].handler} ({tally.departures[0].section})" == section
 
 
@@ -318,7 +318,7 @@ def test_the_literal_bsc_purges_and_a_purge_without_its_literal_buffer_departs()
     handler = mqdsrp_objects.purge_deleted_objects
     with vm.installed(handler, _mutant(handler, "drop-else: if ctx.clarified", "(no else)")):
         failures, tally = _campaign_file(LITERAL_BSC[1], Mode.LITERAL)
-    assert [Path(str(f)).name for f in failures] == [LITERAL_BSC[1]]
+    assert failures == [LITERAL_BSC[1]]
     [departure] = tally.departures
     assert (departure.handler, departure.section, departure.node) == ("receive_change_propagation", "3.2.7.1", "BSC01")
     assert departure.differences[0].startswith("the reference raised UnboundLocalError")
@@ -335,7 +335,7 @@ def test_a_literal_psc_named_for_its_own_site_refines_and_the_literal_reading_of
     handler = mqdsrp_objects.handle_site_update
     with vm.installed(handler, _mutant(handler, "drop-operand: ctx.clarified [and operand 0]", "(dropped)")):
         failures, tally = _campaign_file(name, Mode.LITERAL)
-    assert [Path(str(f)).name for f in failures] == [name]
+    assert failures == [name]
     assert {(d.handler, d.section, d.node) for d in tally.departures} == {("receive_change_propagation", "3.2.7.1",
                                                                            "PSC1")}
 
@@ -347,8 +347,8 @@ def test_every_literal_run_of_the_default_profile_is_a_campaign_file():
 
 def _campaign_file(name, mode=Mode.CLARIFIED, stop=False):
     """One of the campaign's scenario files run as the campaign runs it, under a Watch of its own (``stop``: ending
-    at the first departure): the files whose run departed (a handler that raises departs), and the Watch (its
-    departures, and its tracer's lines)."""
+    at the first departure): the names of the files whose run departed (a handler that raises departs), and the
+    Watch (its departures, and its tracer's lines)."""
     watch = campaign.Watch(campaign.Tracer(), stop=stop)
     previous, check.WATCH = check.WATCH, watch
     failures: list[str] = []
@@ -357,7 +357,7 @@ def _campaign_file(name, mode=Mode.CLARIFIED, stop=False):
             campaign._scenarios(mode, failures, stop, only=frozenset({name}))
     finally:
         check.WATCH = previous
-    return failures, watch
+    return [Path(f).name for f in failures], watch
 
 
 def test_a_pec_without_its_enterprise_partition_refines_and_a_handler_that_assumes_one_departs():
@@ -428,7 +428,7 @@ def test_a_handler_that_raises_departs_and_the_campaign_names_it():
     handler = mqdsrp_server.receive_psc_ack
     with vm.installed(handler, _mutant(handler, "drop-operand: qm.my_site_partition is not None", "(dropped)")):
         failures, tally = _campaign_file(PEC_WITHOUT_SITE[1])
-    assert [Path(str(f)).name for f in failures] == [PEC_WITHOUT_SITE[1]]
+    assert failures == [PEC_WITHOUT_SITE[1]]
     [departure] = tally.departures
     assert (departure.handler, departure.section, departure.node) == ("receive_psc_ack", "3.2.7.4", "PEC0")
     assert departure.differences == (
@@ -445,7 +445,7 @@ def test_an_empty_message_is_dropped_and_a_handler_that_reads_it_departs():
     assert _line(mqdsrp_common, "return", "def receiving_replication_messages") in tally.tracer.lines
     with vm.installed(handler, _mutant(handler, "drop-then: if not body", "pass")):
         failures, tally = _campaign_file(EMPTY_MESSAGE[1])
-    assert [Path(str(f)).name for f in failures] == [EMPTY_MESSAGE[1]]
+    assert failures == [EMPTY_MESSAGE[1]]
     assert [(d.handler, d.section, d.node, d.differences) for d in tally.departures] == [
         ("receiving_replication_messages", "3.1.5.1", "PSC1", ("the reference raised IndexError: index out of range",))]
 
@@ -458,7 +458,7 @@ def test_a_nack_whose_body_has_no_operation_is_dropped_and_a_handler_that_reads_
     assert failures == [] and watch.departures == []
     with vm.installed(handler, _mutant(handler, "shift: len(body) > 17", "(operator 0)")):
         failures, watch = _campaign_file(TAMPERED_REPLY[1])
-    assert [Path(str(f)).name for f in failures] == [TAMPERED_REPLY[1]]
+    assert failures == [TAMPERED_REPLY[1]]
     assert [(d.handler, d.section, d.node, d.differences) for d in watch.departures] == [
         ("receive_request_nack", "3.3.7.9", "PEC0", ("the reference raised IndexError: index out of range",))]
 
@@ -484,7 +484,7 @@ def test_a_campaign_stopping_at_its_first_departure_ends_the_run_there():
     handler = mqdsrp_client.receive_request_nack
     with vm.installed(handler, _mutant(handler, "drop-then: if message_class != NACK_BAD_SIGNATURE", "pass")):
         failures, tally = _campaign_file("partition_held_once_per_server.yaml", stop=True)
-    assert [Path(str(f)).name for f in failures] == ["partition_held_once_per_server.yaml"]
+    assert failures == ["partition_held_once_per_server.yaml"]
     assert [(d.handler, d.section) for d in tally.departures] == [("receive_request_nack", "3.3.7.9")]
 
 
