@@ -29,18 +29,30 @@ does not. ``runs``: the runs that ran with a mutant installed (to its first depa
 and the runs recorded; a survivor's ``runs`` [0, n] says that no run reached its statement (MS-MQSD and MS-MQCN
 record none: their mutants run every run, [0, 0]).
 
+The ledger (``--ledger bench/proof_mutation_ledger.json``) keeps, per function, the run that judged every one of its
+mutants: the commit, the counts, its survivors, and a digest of the function's source. It is written as each
+function's last mutant is judged, so a run stopped part way keeps the functions it finished. ``--rejudge`` judges
+only the survivors the ledger still holds (after a scenario file was added, say) and records each one's new status
+and commit. ``--status`` prints, without running anything, which functions are measured whole on their current
+source, which are stale (their source changed since) or unmeasured, and the survivors left.
+
     python bench/proof_mutation.py --json [--document MC-MQDSRP|MS-MQSD|MS-MQCN] [--function NAME ...]
                                           [--workers 2] [--no-bounded] [--every-run] [--progress OUT.jsonl]
+                                          [--ledger LEDGER.json [--rejudge | --status]]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import inspect
 import json
 import multiprocessing
 import os
+import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -68,16 +80,18 @@ def _judge(job: tuple[str, str, int, bool, frozenset[str] | None, frozenset[str]
         wanted=(lambda name: True) if wanted is None else (lambda name: name in wanted or name not in recorded),
         record=False)
     failing = pm.run_mutant(document, fn, mutant, bounded=bounded, selection=selection)  # the parent classifies
-    return {"document": document, "mutant": mutant.name, "line": mutant.line, "failing": failing,
+    return {"document": document, "key": key, "mutant": mutant.name, "line": mutant.line, "failing": failing,
             "seconds": round(time.monotonic() - started, 1),
             # the runs that ran (to the first departure), of those the baseline recorded
             "runs": [len(selection.reached), len(recorded)] if selection else [0, 0]}
 
 
 def _jobs(document: str, functions: list[str], bounded: bool, reached: dict[str, set[tuple[str, int]]],
-          select: bool) -> list[tuple[str, str, int, bool, frozenset[str] | None, frozenset[str]]]:
-    """One job per mutant of ``document`` (of ``functions``, when given): with ``select``, to be judged on the runs
-    that reached its statement on the reference (:func:`mqspec.proofs.refinement.mutation.selection`)."""
+          select: bool, only: frozenset[str] | None = None,
+          ) -> list[tuple[str, str, int, bool, frozenset[str] | None, frozenset[str]]]:
+    """One job per mutant of ``document`` (of ``functions``, when given; named in ``only``, when given): with
+    ``select``, to be judged on the runs that reached its statement on the reference
+    (:func:`mqspec.proofs.refinement.mutation.selection`)."""
     from mqspec.proofs.refinement import mutation as pm
 
     jobs = []
@@ -86,12 +100,116 @@ def _jobs(document: str, functions: list[str], bounded: bool, reached: dict[str,
     for fn, mutant in pm.mutants(document):
         key = f"{fn.__module__}.{fn.__name__}"
         index, counts[key] = counts.get(key, 0), counts.get(key, 0) + 1
-        if functions and fn.__name__ not in functions:
+        if (functions and fn.__name__ not in functions) or (only is not None and mutant.name not in only):
             continue
         lines = pm.statement_lines(fn, mutant)
         wanted = frozenset(n for n, seen in reached.items() if seen & lines) if select and reached else None
         jobs.append((document, key, index, bounded, wanted, recorded))
     return jobs
+
+
+#: the states of a survivor the ledger keeps: still to be caught or listed (a timeout is one too)
+OPEN = ("survived", "timeout")
+
+
+def _entry_key(document: str, fn: Any) -> str:
+    return f"{document} {fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}"
+
+
+def _source_digest(fn: Any) -> str:
+    """Which source a ledger entry measured: an entry whose function has changed since is stale."""
+    return hashlib.sha256(inspect.getsource(fn).encode("utf-8")).hexdigest()[:16]
+
+
+def _commit(ledger: str | None = None) -> str:
+    """The checkout's commit, ``+changes`` when tracked files other than the ``ledger`` differ from it (the ledger
+    says what it measured; its own edits by earlier runs change nothing measured)."""
+    here = Path(__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(here), *args], capture_output=True, text=True, check=True).stdout
+
+    try:
+        head, top = git("rev-parse", "--short=7", "HEAD").strip(), Path(git("rev-parse", "--show-toplevel").strip())
+        changed = [top / line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    mine = Path(ledger).resolve() if ledger else None
+    return head + ("+changes" if any(path.resolve() != mine for path in changed) else "")
+
+
+def read_ledger(path: str) -> dict[str, Any]:
+    """The ledger at ``path`` (empty when the file does not exist yet); ValueError naming the file if it is not
+    one."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            ledger = json.load(f)
+    except FileNotFoundError:
+        return {"functions": {}}
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a ledger: {exc}") from None
+    if not isinstance(ledger, dict) or not isinstance(ledger.get("functions"), dict):
+        raise ValueError(f"{path}: not a ledger: no \"functions\" object")
+    return ledger
+
+
+def write_ledger(path: str, ledger: dict[str, Any]) -> None:
+    """Written whole, then renamed over the old file: a run stopped mid-write leaves the previous ledger."""
+    ledger["about"] = ("bench/proof_mutation.py --ledger: per function, the run that judged all its mutants "
+                       "(measured), and each of that run's survivors with its latest judgement")
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as out:
+        out.write(json.dumps(ledger, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def record_function(ledger: dict[str, Any], document: str, fn: Any, outcomes: list[Any], commit: str) -> None:
+    """Every mutant of ``fn`` judged (``outcomes``): its entry is replaced by this run's."""
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("caught", "equivalent", "survived", "timeout")}
+    ledger["functions"][_entry_key(document, fn)] = {
+        "source": _source_digest(fn), "mutants": len(outcomes), "measured": {"commit": commit, **counts},
+        "survivors": {o.mutant: {"line": o.line, "status": o.status, "commit": commit}
+                      for o in outcomes if o.status in OPEN}}
+
+
+def record_rejudged(ledger: dict[str, Any], document: str, fn: Any, outcome: Any, commit: str) -> None:
+    """A survivor judged again: its latest status and the commit it was judged on."""
+    survivor = ledger["functions"][_entry_key(document, fn)]["survivors"][outcome.mutant]
+    survivor.update(status=outcome.status, commit=commit)
+
+
+def ledger_status(ledger: dict[str, Any], documents: list[str], listed: dict[str, str]) -> dict[str, Any]:
+    """Each function of ``documents`` against the ledger: ``whole`` (measured on its current source), ``stale``
+    (measured, source changed since), ``unmeasured``, or ``no mutants`` (the engine makes none of it), with the
+    survivors still open (a survivor listed as equivalent since is not)."""
+    from mqspec.proofs.refinement import mutation as pm
+    from mqspec.vectors import mutation as vm
+
+    rows = []
+    for document in documents:
+        for fn in pm.functions(document):
+            entry = ledger["functions"].get(_entry_key(document, fn))
+            count = sum(1 for _ in vm.mutants_of(fn, pm.OPERATORS))
+            state = "no mutants" if not count else "unmeasured" if entry is None else \
+                "whole" if entry["source"] == _source_digest(fn) else "stale"
+            left = [] if entry is None else sorted(
+                name for name, s in entry["survivors"].items() if s["status"] in OPEN and name not in listed)
+            rows.append({"function": _entry_key(document, fn), "state": state,
+                         "mutants": count,
+                         "commit": entry["measured"]["commit"] if entry else None, "left": left})
+    return {"functions": rows,
+            **{s: sum(r["state"] == s for r in rows) for s in ("whole", "stale", "unmeasured", "no mutants")},
+            "left": sum(len(r["left"]) for r in rows)}
+
+
+def _print_status(status: dict[str, Any]) -> None:
+    for row in status["functions"]:
+        print(f"{row['state']:10} {row['mutants']:3} {row['commit'] or '-':14} {row['function']}"
+              + (f"  ({len(row['left'])} left)" if row["left"] else ""))
+        for name in row["left"]:
+            print(f"    left: {name}")
+    print(f"{status['whole']} whole, {status['stale']} stale, {status['unmeasured']} unmeasured (of "
+          f"{len(status['functions']) - status['no mutants']} functions with mutants); {status['left']} survivors left")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,6 +221,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="mutate this document's handlers only (repeatable; default: all three)")
     parser.add_argument("--function", action="append", default=[], metavar="NAME",
                         help="mutate only this function (repeatable)")
+    parser.add_argument("--ledger", metavar="LEDGER.json",
+                        help="record each function whose mutants are all judged (bench/proof_mutation_ledger.json)")
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--rejudge", action="store_true", help="judge only the survivors the ledger holds")
+    what.add_argument("--status", action="store_true",
+                      help="print which functions the ledger has measured whole on their current source; run nothing")
     parser.add_argument("--workers", type=int, default=2, help="processes to judge the mutants in")
     parser.add_argument("--no-bounded", action="store_true", help="do not run bounded model checking on survivors")
     parser.add_argument("--progress", metavar="OUT.jsonl", help="append each mutant's outcome as a JSON line")
@@ -124,6 +248,37 @@ def main(argv: list[str] | None = None) -> int:
             print(f"proof_mutation: {args.progress}: {exc.strerror}", file=sys.stderr)
             return 2
     listed = pm.equivalent_mutants()
+    if (args.rejudge or args.status) and not args.ledger:
+        print(f"proof_mutation: {'--rejudge' if args.rejudge else '--status'} reads the ledger: give --ledger",
+              file=sys.stderr)
+        return 2
+    ledger, only, commit = None, None, _commit(args.ledger)
+    if args.ledger:
+        try:
+            ledger = read_ledger(args.ledger)
+        except ValueError as exc:
+            print(f"proof_mutation: {exc}", file=sys.stderr)
+            return 2
+        folder = os.path.dirname(os.path.abspath(args.ledger))
+        if not args.status and not os.access(folder, os.W_OK):
+            print(f"proof_mutation: {args.ledger}: its folder cannot be written", file=sys.stderr)
+            return 2
+    if args.status:
+        status = ledger_status(ledger, documents, listed)
+        print(json.dumps(status, indent=1)) if args.json else _print_status(status)
+        return 0
+    if args.rejudge:
+        status = ledger_status(ledger, documents, listed)
+        chosen = [r for r in status["functions"] if r["left"] and
+                  (not args.function or r["function"].rsplit(".", 1)[-1] in args.function)]
+        for row in chosen:
+            if row["state"] == "stale":  # its survivors may not be mutants any more: the function is measured again
+                print(f"proof_mutation: {row['function']} changed since the ledger measured it: its "
+                      f"{len(row['left'])} survivors are not judged; measure it again with --function", file=sys.stderr)
+        only = frozenset(name for row in chosen if row["state"] == "whole" for name in row["left"])
+        if not only:
+            print("proof_mutation: the ledger holds no survivor to judge", file=sys.stderr)
+            return 0
     outcomes: list[pm.Outcome] = []
     baselines: dict[str, list[str]] = {}
     with multiprocessing.get_context("fork").Pool(max(1, args.workers), maxtasksperchild=20) as pool:
@@ -145,7 +300,13 @@ def main(argv: list[str] | None = None) -> int:
                 pool.terminate()
                 return 2
             baselines[document] = [row for _, row in failing[document]]
-            jobs += _jobs(document, args.function, not args.no_bounded, reached[document], not args.every_run)
+            jobs += _jobs(document, args.function, not args.no_bounded, reached[document], not args.every_run, only)
+        # a function is recorded in the ledger when its last mutant is judged: a run stopped part way keeps those done
+        functions = {(d, f"{fn.__module__}.{fn.__name__}"): fn for d in documents for fn in pm.functions(d)}
+        pending: dict[tuple[str, str], int] = {}
+        for document, key, *_ in jobs:
+            pending[document, key] = pending.get((document, key), 0) + 1
+        judged: dict[tuple[str, str], list[pm.Outcome]] = {}
         known = {d: frozenset(pm.row_key(row) for row in rows) for d, rows in baselines.items()}
         for result in pool.imap_unordered(_judge, jobs):
             document = result["document"]
@@ -159,6 +320,14 @@ def main(argv: list[str] | None = None) -> int:
             if args.progress:
                 with open(args.progress, "a", encoding="utf-8") as out:
                     out.write(json.dumps(attrs.asdict(outcome)) + "\n")
+            if ledger is not None:
+                function = (document, result["key"])
+                judged.setdefault(function, []).append(outcome)
+                if args.rejudge:
+                    record_rejudged(ledger, document, functions[function], outcome, commit)
+                elif len(judged[function]) == pending[function]:
+                    record_function(ledger, document, functions[function], judged[function], commit)
+                write_ledger(args.ledger, ledger)
             if not args.json:
                 print(f"{outcome.status:10} {outcome.seconds:7.1f}s  {outcome.mutant}", file=sys.stderr)
     outcomes.sort(key=lambda o: (documents.index(o.document), o.mutant))  # imap_unordered: the report in one order

@@ -143,3 +143,58 @@ def test_a_progress_file_it_cannot_write_is_refused_before_the_baseline(tmp_path
     path = tmp_path / "missing" / "progress.jsonl"
     assert load("proof_mutation").main(["--document", "MS-MQSD", "--progress", str(path)]) == 2
     assert capsys.readouterr().err == f"proof_mutation: {path}: No such file or directory\n"
+
+
+def test_the_ledger_records_a_function_measured_whole_and_a_survivor_judged_again(tmp_path, capsys):
+    """`--ledger` records each function whose mutants were all judged, with a digest of its source; `--status` says
+    which functions are measured whole on their current source; `--rejudge` judges only the survivors the ledger
+    holds and records each one's new status. A survivor written in by hand (the mutant is one the campaign catches)
+    is judged again and found caught; an entry whose source no longer matches is stale and its survivors are not
+    judged."""
+    bench, path = load("proof_mutation"), str(tmp_path / "ledger.json")
+    function = ["--document", "MS-MQSD", "--function", "populate_connected_network_identifier_list"]
+    assert bench.main([*function, "--workers", "1", "--ledger", path]) == 0
+    key = "MS-MQSD mqsd_client.populate_connected_network_identifier_list"
+    entry = bench.read_ledger(path)["functions"][key]
+    assert entry["mutants"] == 2 and entry["survivors"] == {}
+    assert {k: entry["measured"][k] for k in ("caught", "equivalent", "survived", "timeout")} == {
+        "caught": 2, "equivalent": 0, "survived": 0, "timeout": 0}
+    capsys.readouterr()
+    assert bench.main(["--document", "MS-MQSD", "--ledger", path, "--status"]) == 0
+    out = capsys.readouterr().out
+    assert f"whole        2 {entry['measured']['commit']}" in out and out.endswith(
+        "1 whole, 0 stale, 9 unmeasured (of 10 functions with mutants); 0 survivors left\n")
+
+    ledger = bench.read_ledger(path)
+    mutant = f"{key.split()[1]} negate: if last is not None -> if not last is not None"
+    ledger["functions"][key]["survivors"] = {mutant: {"line": 1, "status": "survived", "commit": "0000000"}}
+    bench.write_ledger(path, ledger)
+    assert bench.main(["--document", "MS-MQSD", "--ledger", path, "--status"]) == 0
+    assert capsys.readouterr().out.endswith("1 survivors left\n")
+    assert bench.main([*function, "--workers", "1", "--ledger", path, "--rejudge"]) == 0
+    survivor = bench.read_ledger(path)["functions"][key]["survivors"][mutant]
+    assert survivor["status"] == "caught" and survivor["commit"] == entry["measured"]["commit"]
+
+    ledger = bench.read_ledger(path)
+    ledger["functions"][key]["source"] = "0" * 16
+    ledger["functions"][key]["survivors"][mutant]["status"] = "survived"
+    bench.write_ledger(path, ledger)
+    capsys.readouterr()
+    assert bench.main(["--document", "MS-MQSD", "--ledger", path, "--rejudge"]) == 0
+    err = capsys.readouterr().err
+    assert err == (f"proof_mutation: {key} changed since the ledger measured it: its 1 survivors are not judged; "
+                   "measure it again with --function\nproof_mutation: the ledger holds no survivor to judge\n")
+
+
+def test_a_ledger_it_cannot_read_or_write_is_refused_before_the_baseline(tmp_path, capsys):
+    """A ledger that is not one, a folder that cannot hold it, or `--rejudge` without a ledger: one line, exit 2."""
+    bench = load("proof_mutation")
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]", encoding="utf-8")
+    assert bench.main(["--document", "MS-MQSD", "--ledger", str(bad)]) == 2
+    assert capsys.readouterr().err == f'proof_mutation: {bad}: not a ledger: no "functions" object\n'
+    missing = tmp_path / "missing" / "ledger.json"
+    assert bench.main(["--document", "MS-MQSD", "--ledger", str(missing)]) == 2
+    assert capsys.readouterr().err == f"proof_mutation: {missing}: its folder cannot be written\n"
+    assert bench.main(["--document", "MS-MQSD", "--rejudge"]) == 2
+    assert capsys.readouterr().err == "proof_mutation: --rejudge reads the ledger: give --ledger\n"
