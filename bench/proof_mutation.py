@@ -204,6 +204,8 @@ def ledger_status(ledger: dict[str, Any], documents: list[str], listed: dict[str
 
 def _print_status(status: dict[str, Any]) -> None:
     for row in status["functions"]:
+        if row["state"] == "no mutants":  # counted below
+            continue
         print(f"{row['state']:10} {row['mutants']:3} {row['commit'] or '-':14} {row['function']}"
               + (f"  ({len(row['left'])} left)" if row["left"] else ""))
         for name in row["left"]:
