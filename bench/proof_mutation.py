@@ -181,7 +181,8 @@ def record_rejudged(ledger: dict[str, Any], document: str, fn: Any, outcome: Any
 def ledger_status(ledger: dict[str, Any], documents: list[str], listed: dict[str, str]) -> dict[str, Any]:
     """Each function of ``documents`` against the ledger: ``whole`` (measured on its current source), ``stale``
     (measured, source changed since), ``unmeasured``, or ``no mutants`` (the engine makes none of it), with the
-    survivors still open (a survivor listed as equivalent since is not)."""
+    survivors still open (``open``: last judged survived or timed out) and of those the ones left (``left``: not listed
+    as equivalent since)."""
     from mqspec.proofs.refinement import mutation as pm
     from mqspec.vectors import mutation as vm
 
@@ -192,11 +193,11 @@ def ledger_status(ledger: dict[str, Any], documents: list[str], listed: dict[str
             count = sum(1 for _ in vm.mutants_of(fn, pm.OPERATORS))
             state = "no mutants" if not count else "unmeasured" if entry is None else \
                 "whole" if entry["source"] == _source_digest(fn) else "stale"
-            left = [] if entry is None else sorted(
-                name for name, s in entry["survivors"].items() if s["status"] in OPEN and name not in listed)
-            rows.append({"function": _entry_key(document, fn), "state": state,
-                         "mutants": count,
-                         "commit": entry["measured"]["commit"] if entry else None, "left": left})
+            still = [] if entry is None else sorted(
+                name for name, s in entry["survivors"].items() if s["status"] in OPEN)
+            rows.append({"function": _entry_key(document, fn), "state": state, "mutants": count,
+                         "commit": entry["measured"]["commit"] if entry else None, "open": still,
+                         "left": [name for name in still if name not in listed]})
     return {"functions": rows,
             **{s: sum(r["state"] == s for r in rows) for s in ("whole", "stale", "unmeasured", "no mutants")},
             "left": sum(len(r["left"]) for r in rows)}
@@ -271,13 +272,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rejudge:
         status = ledger_status(ledger, documents, listed)
-        chosen = [r for r in status["functions"] if r["left"] and
+        # every open survivor, those listed as equivalent since included: judged again, they are recorded as such
+        chosen = [r for r in status["functions"] if r["open"] and
                   (not args.function or r["function"].rsplit(".", 1)[-1] in args.function)]
         for row in chosen:
             if row["state"] == "stale":  # its survivors may not be mutants any more: the function is measured again
                 print(f"proof_mutation: {row['function']} changed since the ledger measured it: its "
-                      f"{len(row['left'])} survivors are not judged; measure it again with --function", file=sys.stderr)
-        only = frozenset(name for row in chosen if row["state"] == "whole" for name in row["left"])
+                      f"{len(row['open'])} survivors are not judged; measure it again with --function", file=sys.stderr)
+        only = frozenset(name for row in chosen if row["state"] == "whole" for name in row["open"])
         if not only:
             print("proof_mutation: the ledger holds no survivor to judge", file=sys.stderr)
             return 0
