@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"proof_mutation: {'--rejudge' if args.rejudge else '--status'} reads the ledger: give --ledger",
               file=sys.stderr)
         return 2
-    ledger, only, commit = None, None, _commit(args.ledger)
+    ledger, only, commit = None, None, ""
     if args.ledger:
         try:
             ledger = read_ledger(args.ledger)
@@ -266,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.status and not os.access(folder, os.W_OK):
             print(f"proof_mutation: {args.ledger}: its folder cannot be written", file=sys.stderr)
             return 2
+        if not args.status:
+            commit = _commit(args.ledger)  # what the entries written below measured (two git calls)
     if args.status:
         status = ledger_status(ledger, documents, listed)
         print(json.dumps(status, indent=1)) if args.json else _print_status(status)
@@ -329,9 +331,10 @@ def main(argv: list[str] | None = None) -> int:
                 judged.setdefault(function, []).append(outcome)
                 if args.rejudge:
                     record_rejudged(ledger, document, functions[function], outcome, commit)
-                elif len(judged[function]) == pending[function]:
+                    write_ledger(args.ledger, ledger)
+                elif len(judged[function]) == pending[function]:  # written only when an entry changes
                     record_function(ledger, document, functions[function], judged[function], commit)
-                write_ledger(args.ledger, ledger)
+                    write_ledger(args.ledger, ledger)
             if not args.json:
                 print(f"{outcome.status:10} {outcome.seconds:7.1f}s  {outcome.mutant}", file=sys.stderr)
     outcomes.sort(key=lambda o: (documents.index(o.document), o.mutant))  # imap_unordered: the report in one order
