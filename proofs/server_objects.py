@@ -166,7 +166,9 @@ def site_created(ev: Event, part: Partition, properties: Sequence[Property]) -> 
         return True  # clarification E-104: the partition exists (the second run of this event at the authority)
     new = new_partition(site_id, psc_name)
     s.partitions.append(new)
-    if psc_name != s.machine_name:
+    if psc_name is None and ev.clarified:
+        pass  # clarification E-336: no PROPID_S_PSC, no machine to ask or to add as a PSC neighbor
+    elif psc_name != s.machine_name:
         send_sync_request(ev, new)
         if s.is_psc or ev.literal:  # clarification E-106: a BSC has no PSC neighbors
             # clarification E-105: the neighbor's PartitionID is the site's, not iPartition's

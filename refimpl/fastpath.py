@@ -178,6 +178,8 @@ def skip_idle_propagation(world: World, qm: QueueManager, event: TimerFired) -> 
             break
     else:
         return False  # the neighbor was removed: let the handler find out
+    if neighbor_name is None:
+        return False  # a PSC neighbor with no name (literal E-336): its messages go nowhere, the handler sends them
     if neighbor.available_changes:
         return False
     # a SeqNumberHeader is due unless one went to this neighbor less than the interval ago; the

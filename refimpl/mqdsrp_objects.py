@@ -66,7 +66,12 @@ def handle_directory_create(
         else:
             new_partition = DirectoryPartition(site_id, psc_name)  # type: ignore[arg-type]
             qm.partitions.append(new_partition)
-            if psc_name != qm.machine_name:
+            if psc_name is None and ctx.clarified:
+                # clarification E-336: a site created without PROPID_S_PSC leaves pscName undefined, and
+                # "different from QueueManager.MachineName" would ask, and add as a PSC neighbor, no machine;
+                # as Handle Site Update does without it (3.1.7.2.11), nothing is asked or added
+                ctx.clarify("E-336", f"site {site_id} created without PROPID_S_PSC")
+            elif psc_name != qm.machine_name:
                 send_sync_request(qm, ctx, new_partition)
                 if qm.is_psc or ctx.literal:
                     # clarification E-106: a BSC has no PSC neighbors (3.3.3 starts their timers

@@ -51,7 +51,10 @@ _PARTITION = _obj({
 }, description="a DirectoryPartition (MC-MQDSRP 3.1.1.2)")
 
 _NEIGHBOR = _obj({
-    "partition_id": _REF["guid"], "machine_name": _STR, "acked_seq_number": _REF["seq"],
+    "partition_id": _REF["guid"],
+    "machine_name": {**_nullable(_STR), "description": "null only in the literal reading of a site created without "
+                     "PROPID_S_PSC (erratum E-336): Handle Directory Create adds a PSC neighbor named by no machine"},
+    "acked_seq_number": _REF["seq"],
     "acked_pec_seq_number": _REF["seq"], "last_acked_time": _NUM,
     "available_changes": {"type": "array", "items": _REF["tagged"]},
 }, description="a DirectoryNeighbor (MC-MQDSRP 3.1.1.3), in psc_neighbors or bsc_neighbors")

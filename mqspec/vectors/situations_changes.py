@@ -184,6 +184,13 @@ def _his_site_noflush():
                 flush=False)
 
 
+@situation("handle_in_sync_change", "site-create-without-a-psc")
+def _his_site_nopsc():
+    """A site created without PROPID_S_PSC: clarified, only its partition is made; literally, a Sync Request goes to
+    no machine and a PSC neighbor with no name is added (E-336)."""
+    return _his(psc(), ENT, change(Command.CREATE, ENT, 1, path="site2", properties=site_props("site2", SITE2, None)))
+
+
 @situation("handle_in_sync_change", "update")
 def _his_update():
     """An update of a replicated object is applied."""

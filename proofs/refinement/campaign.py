@@ -78,7 +78,7 @@ LITERAL_QUICK = frozenset({
     "change-request-nacked-after-its-wait.yaml", "literal-bsc-with-a-psc-neighbor.yaml",
     "a-bsc-acked-and-a-short-sync0-request.yaml", "a-tampered-change-reply-is-sent-again.yaml",
     "partition_held_once_per_server.yaml", "a-literal-psc-named-for-its-own-site.yaml",
-    "a-site-with-the-enterprise-partitions-id.yaml",
+    "a-site-with-the-enterprise-partitions-id.yaml", "a-site-created-with-no-psc.yaml",
 })
 #: the runs of a profile, per mode: the scenario files (``scenarios``: None, every file: the section 4 examples,
 #: the errata's and the counterexamples, and the campaign's own, proofs/refinement/scenarios; or the names of

@@ -168,7 +168,9 @@ def emitted_of(qm: QueueManager, effects: list[Any]) -> list[sm.Emitted]:
         if kind is EnqueueMessage:
             sender = "" if (e.node == qm.machine_name and e.sender_identifier == qm.identifier) else \
                 f" (from {e.node} {e.sender_identifier})"
-            out.append(sm.Send(e.destination + sender, e.body, e.time_to_reach_queue, e.time_to_be_received,
+            # a message to no machine (literal E-336: a PSC neighbor with no name): the model writes its destination
+            # as '' (server_model.py's Send), as the reference's Send Sync Request does
+            out.append(sm.Send((e.destination or "") + sender, e.body, e.time_to_reach_queue, e.time_to_be_received,
                                e.priority, e.ack_requested.value, e.admin_queue, e.response_queue, e.format_name))
         elif kind is StartTimer:
             out.append(sm.StartTimer(e.timer.kind, tuple(e.timer.args), e.delay))

@@ -265,6 +265,21 @@ def test_e105_new_site_psc_neighbor_is_found_by_its_site():
         assert neighbor.machine_name == ("PSC1" if mode is LITERAL else "PSC1B")
 
 
+@covers("MC-MQDSRP", "3.1.7.2.5")
+def test_e336_site_created_without_a_psc_asks_and_adds_no_nameless_machine():
+    """A site created without PROPID_S_PSC leaves pscName undefined: in literal mode the PEC sends a Sync Request to no
+    machine and adds a PSC neighbor with no name, with a Change Propagation Timer; clarified, it makes the partition
+    only."""
+    props = site_props("site1", SITE1, "PSC1")[:2]  # PROPID_S_PATHNAME, PROPID_S_SITEID
+    for mode in MODES:
+        qm = pec()
+        ctx = Context("PEC0", mode)
+        objects.handle_directory_create(qm, ctx, part(qm), int(SITE), "site1", props, S(1), post_create=True)
+        assert part(qm, SITE1).authority_name is None
+        requests = [e.destination for e in sent(ctx, SyncRequestMessage)]
+        assert ([n.machine_name for n in qm.psc_neighbors], requests) == (([None], [""]) if mode is LITERAL else ([], []))
+
+
 @covers("MC-MQDSRP", "3.1.7.2.11")
 def test_e106_bsc_gets_no_psc_neighbor_and_cannot_become_an_authority():
     """Only in literal mode does a BSC learning of a site add a PSC neighbor, whose header makes a PSC take the BSC as authority."""
