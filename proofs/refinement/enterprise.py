@@ -38,6 +38,9 @@ OUT_OF_SCOPE: dict[str, str] = {
     "a-pending-change-older-than-a-purge.yaml": "a misbehaving peer sends changes numbered past its authority's "
     "LastSeqNumber, with a SeqNumberHeader giving a PurgedSeqNumber the authority never reached; the enterprise "
     "model's changes and headers are the ones its servers send",
+    "an-enterprise-update-names-another-pec.yaml": "a directory client names PECX, a machine that is no server, as "
+    "the PEC (PROPID_E_PECNAME); in the enterprise model the enterprise partition's AuthorityName names the PEC, "
+    "which owns it (1.3.1.2)",
     "a-site-created-with-no-psc.yaml": "a client creates a site without PROPID_S_PSC, whose partition names no "
     "authority (E-336); in the enterprise model the AuthorityName of a site's partition names a server that owns it "
     "(1.3.1.2)",
@@ -57,6 +60,9 @@ OUT_OF_SCOPE: dict[str, str] = {
     "enterprise partition's (GUID_NULL), which removes the PEC's enterprise partition; the enterprise model has no "
     "site deletion (Handle Directory Delete of a site, 3.1.7.2.7 and E-318); and it makes a queue again with the "
     "GUID of one it deleted, where the model's objects are made once",
+    "a-bsc-hears-a-machine-made-a-bsc.yaml": "a directory client makes C11, a client machine, a BSC by its "
+    "PROPID_QM_SERVICE, as in a-machine-update-makes-and-unmakes-a-bsc.yaml: in the enterprise model a server's role "
+    "is fixed and C11 is no server, so what PSC1 sends it counts as sent to a PSC",
     "a-machine-update-makes-and-unmakes-a-bsc.yaml": "a directory client makes C11, a client machine, a BSC by its "
     "PROPID_QM_SERVICE (and creates C12 as one), and PSC1 propagates to it as to a BSC neighbor (3.1.7.2.12); in the enterprise model a "
     "server's role is fixed (bsc(s) is a symbol) and C11 is no server, so what PSC1 sends it counts as sent to a PSC",
