@@ -63,6 +63,9 @@ OUT_OF_SCOPE: dict[str, str] = {
     "a-bsc-hears-a-machine-made-a-bsc.yaml": "a directory client makes C11, a client machine, a BSC by its "
     "PROPID_QM_SERVICE, as in a-machine-update-makes-and-unmakes-a-bsc.yaml: in the enterprise model a server's role "
     "is fixed and C11 is no server, so what PSC1 sends it counts as sent to a PSC",
+    "machine-updates-by-guid-and-without-a-service.yaml": "a directory client makes C13, a client machine, a BSC "
+    "by its PROPID_QM_SERVICE, as in a-machine-update-makes-and-unmakes-a-bsc.yaml: in the enterprise model a "
+    "server's role is fixed and C13 is no server, so what PSC1 sends it counts as sent to a PSC",
     "a-machine-update-makes-and-unmakes-a-bsc.yaml": "a directory client makes C11, a client machine, a BSC by its "
     "PROPID_QM_SERVICE (and creates C12 as one), and PSC1 propagates to it as to a BSC neighbor (3.1.7.2.12); in the enterprise model a "
     "server's role is fixed (bsc(s) is a symbol) and C11 is no server, so what PSC1 sends it counts as sent to a PSC",
