@@ -23,6 +23,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import attrs
+
 from mqspec.model.guid import Guid
 from mqspec.model.mqdsrp import (
     AlreadyPurgedMessage,
@@ -290,9 +292,9 @@ def run_refimpl(event: str, s: m.NodeState, params: dict[str, Any], mode: str) -
     elif event == "receive_change_request":
         c = m.Change(True, 0, 0, 0, params["is_delete"], params["applies"])
         change = _refimpl_change(qm, part, c, "request")
+        if params["is_sync"]:
+            change = attrs.evolve(change, command=Command.SYNC)
         if not params["names_guid"]:
-            import attrs
-
             change = attrs.evolve(change, path_name="C\\request", guid_identifier=None)
         message = ChangeRequestMessage(SITE2, pid, 77, "REQ", None, change)
         server.receive_change_request(qm, ctx, message)
@@ -424,7 +426,10 @@ def random_params(rng: random.Random, event: str, s: m.NodeState) -> dict[str, A
     if event == "receive_change_request":
         if s.is_authority and s.last_seq_number >= m.MAX_SEQ - 1:
             return None
-        return {"is_delete": rng.random() < 0.4, "applies": rng.random() < 0.8, "names_guid": rng.random() < 0.5}
+        if rng.random() < 0.15:  # a SYNC request (E-164): Handle Directory Sync creates what it lacks, so it applies
+            return {"is_delete": False, "applies": True, "names_guid": rng.random() < 0.5, "is_sync": True}
+        return {"is_delete": rng.random() < 0.4, "applies": rng.random() < 0.8, "names_guid": rng.random() < 0.5,
+                "is_sync": False}
     if event == "receive_sync_request":
         return {"from_seq": seq(), "to_seq": rng.choice((m.MAX_SEQ, seq())), "known_purged": seq(),
                 "is_sync0": rng.random() < 0.3}
@@ -453,8 +458,6 @@ def random_params(rng: random.Random, event: str, s: m.NodeState) -> dict[str, A
 
 def leaves(obj: Any) -> list[Any]:
     """Every leaf value of a state, change or argument dictionary, in a fixed order."""
-    import attrs
-
     if attrs.has(type(obj)):
         return [x for f in attrs.fields(type(obj)) for x in leaves(getattr(obj, f.name))]
     if isinstance(obj, list):
@@ -503,8 +506,6 @@ def symbolic_evaluator(event: str, mode: str) -> Any:
                     return False
                 return v.as_long()  # type: ignore[union-attr]
             return x
-
-        import attrs
 
         def walk(obj: Any) -> Any:
             if attrs.has(type(obj)):

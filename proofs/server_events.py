@@ -392,13 +392,14 @@ def receive_change_request(ev: Event, message: ChangeRequestMessage) -> None:
         info = Propagated(0x02, second_value(props), getattr(removed, "path_name", None) or path,
                           getattr(removed, "guid", guid), mine.partition_id,
                           delete_properties(first_value(props), second_value(props)), first_value(props), change)
-    else:  # E-164 (no related protocol raises a synchronize request: unreachable)
+    else:  # E-164: no related protocol sends a synchronize request, but a peer's message can carry one
         status = sync_directory_object(ev, mine, object_type, path, guid, props, number)
-        info = Propagated(0x03, object_type, path, guid, mine.partition_id, props, 0, change)
+        info = None  # Handle Directory Sync replicates nothing (3.1.7.2.8), so nothing is propagated
     focus(ev, mine)
     ev.env.removed = removed
     m.receive_change_request(mine, ev.out, True, change.command is Command.DELETE, status == MQ_OK,
-                             change.guid_identifier is not None, ev.reading, info)
+                             change.guid_identifier is not None, ev.reading, info,
+                             is_sync=change.command is Command.SYNC)
     if status == MQ_OK:  # the rest of the handler with iPost... false
         if change.command is Command.CREATE:
             created(ev, mine, object_type, path, props)

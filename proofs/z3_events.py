@@ -226,9 +226,11 @@ EVENTS: tuple[Event, ...] = (
           # raised by the MQDS server for a change numbered by Read Next Sequence Number (3.1.7.1.3, E-180)
           lambda s, p, c: and_(s.is_authority, _below_wrap(s))),
     Event("receive_change_request", "3.2.7.2", "Receive Change Request",
-          (("is_delete", "bool"), ("applies", "bool"), ("names_guid", "bool")),
-          lambda s, o, p, c: m.receive_change_request(s, o, True, p["is_delete"], p["applies"], p["names_guid"], c),
-          lambda s, p, c: _below_wrap(s)),
+          (("is_delete", "bool"), ("applies", "bool"), ("names_guid", "bool"), ("is_sync", "bool")),
+          lambda s, o, p, c: m.receive_change_request(s, o, True, p["is_delete"], p["applies"], p["names_guid"], c,
+                                                      is_sync=p["is_sync"]),
+          # a request has one command: SYNC is not DELETE
+          lambda s, p, c: and_(_below_wrap(s), not_(and_(p["is_sync"], p["is_delete"])))),
     Event("receive_sync_request", "3.2.7.3", "Receive Sync Request",
           (("from_seq", "seq"), ("to_seq", "seq"), ("known_purged", "seq"), ("is_sync0", "bool")),
           lambda s, o, p, c: m.receive_sync_request(s, o, True, p["from_seq"], p["to_seq"], p["known_purged"],

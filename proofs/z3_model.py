@@ -560,14 +560,16 @@ def complete_sync0_state(s: NodeState, out: Out, g: Bool, clarified: Reading) ->
 
 
 def propagate_directory_change(s: NodeState, out: Out, g: Bool, is_delete: Bool, clarified: Reading,
-                               payload: Any = None) -> Seq:
+                               payload: Any = None, number: Seq | None = None) -> Seq:
     """3.1.7.1.2 at the authority, for a change numbered by Read Next Sequence Number (3.1.7.1.3).
 
     Returns the sequence number assigned. The MQDS server raises this event after the directory
     accepted the change (E-180), so the change here always applies. ``payload``: the whole change
-    (the server layer's), which the sent change carries.
+    (the server layer's), which the sent change carries. ``number``: iSeqNumber when it is not
+    LastSeqNumber + 1, which only a replicated change applied at its own authority gives (E-337; the
+    obligations' receivers assume no such change, so only the server layer passes it).
     """
-    seq = add(s.last_seq_number, 1)
+    seq = add(s.last_seq_number, 1) if number is None else number
     g1 = and_(g, s.is_authority)
     if g1 is False:
         return seq
@@ -596,12 +598,18 @@ def propagate_directory_change(s: NodeState, out: Out, g: Bool, is_delete: Bool,
 
 
 def receive_change_request(s: NodeState, out: Out, g: Bool, is_delete: Bool, applies: Bool, names_guid: Bool,
-                           clarified: Reading, payload: Any = None) -> None:
-    """3.2.7.2: apply a request to an owned partition with LastSeqNumber + 1, or forward it."""
+                           clarified: Reading, payload: Any = None, is_sync: Bool = False) -> None:
+    """3.2.7.2: apply a request to an owned partition with LastSeqNumber + 1, or forward it.
+
+    ``is_sync``: the request's command is SYNC (0x03), which no related protocol sends (E-164) but a peer can.
+    """
     mine = and_(g, s.is_authority)
     ok = and_(mine, applies)
     # the directory operation with iReplicate true raises Propagate Directory Change (E-180)
-    new_seq = propagate_directory_change(s, out, ok, is_delete, clarified, payload)
+    new_seq = propagate_directory_change(s, out, and_(ok, not_(is_sync)), is_delete, clarified, payload)
+    # a SYNC request goes through Handle Directory Sync, which replicates nothing (3.1.7.2.8: "iReplicate :=
+    # false"); the request still takes newSeqNumber and sets "myPartition.LastSeqNumber to newSeqNumber"
+    out.assigned.append((and_(ok, is_sync), new_seq))
     if not clarified("E-108"):
         # literal: "Identifier := dirChange.GuidIdentifier", unset for a path-named request (E-108)
         add_tombstone(s, and_(ok, is_delete), new_seq, names_guid,

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from mqspec.model.errors import ModelError
 from mqspec.model.guid import Guid
 from mqspec.model.mqdsrp_changes import unchecked_constructor
 from mqspec.model.propids import PROPIDS, ObjectType
@@ -168,6 +169,13 @@ class ClientRequest:
     guid: Guid | None = None
     properties: tuple[Property, ...] = ()
     scope: int = SCOPE_ENTERPRISE
+
+    def __attrs_post_init__(self) -> None:
+        # a request the authority does not own travels as a DirectoryChange, which names its object by PathName or
+        # by GuidIdentifier, "This field MUST NOT be present if UseGuid is set to 0x01" (2.2.4): a request naming
+        # both would be applied by its path at the authority and by one name only elsewhere
+        if self.path_name is not None and self.guid is not None:
+            raise ModelError("a client request names its object by path_name or by guid, not both")
 
 
 def directory_client_request(qm: QueueManager, ctx: Context, request: ClientRequest, new_guid: Guid) -> int:

@@ -59,6 +59,8 @@ def client_request(index: int, record: dict[str, Any]) -> tuple[ClientRequest, G
     operation = record["operation"]
     if operation != "create" and record.get("path") is None and guid is None:
         raise InputError(index, "guid", f"an {operation} names its object by path or guid")
+    if record.get("path") is not None and guid is not None:
+        raise InputError(index, "guid", f"an {operation} names its object by path or by guid, not both")
     new_guid = record.get("new_guid")
     identity = IDENTITY_PROPID.get(object_type)
     if operation == "create" and new_guid is None and not any(p.propid == identity for p in properties):

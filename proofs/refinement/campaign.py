@@ -79,7 +79,7 @@ LITERAL_QUICK = frozenset({
     "a-bsc-acked-and-a-short-sync0-request.yaml", "a-tampered-change-reply-is-sent-again.yaml",
     "partition_held_once_per_server.yaml", "a-literal-psc-named-for-its-own-site.yaml",
     "a-site-with-the-enterprise-partitions-id.yaml", "a-site-created-with-no-psc.yaml",
-    "a-pending-change-older-than-a-purge.yaml",
+    "a-pending-change-older-than-a-purge.yaml", "a-pec-whose-site-partition-has-the-enterprise-id.yaml",
 })
 #: the runs of a profile, per mode: the scenario files (``scenarios``: None, every file: the section 4 examples,
 #: the errata's and the counterexamples, and the campaign's own, proofs/refinement/scenarios; or the names of

@@ -9,14 +9,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from mqspec.model import mqdsrp
+from mqspec.model.errors import ModelError
+from mqspec.model.guid import Guid
 from mqspec.model.mqdsrp import (
     ChangePropagationMessage,
     ChangeReplyMessage,
     ChangeRequestMessage,
     SeqNumberHeader,
 )
+from mqspec.model.propids import ObjectType
 from mqspec.refimpl import mqdsrp_server
 from mqspec.refimpl.effects import Mode
+from mqspec.refimpl.mqds import ClientRequest
 
 from mqspec.clauses import covers
 from mqspec.cli.check import check
@@ -412,15 +416,31 @@ def test_malformed_input_exits_2_naming_file_line_and_field(tmp_path, line, fiel
 
 def test_an_event_the_reference_cannot_take_exits_2_naming_its_line(tmp_path, site_trace):
     """A client request with an object type MQDS does not define is malformed input at its line."""
+    _assert_bad_client_request(tmp_path, site_trace, {"operation": "create", "object_type": 77},
+                               "object_type: 77 is not an MQDS object type")
+
+
+def _assert_bad_client_request(tmp_path, site_trace, fields, error):
+    """A client request with ``fields`` appended to the trace exits 2 with ``error`` at its line."""
     head = {"trace": site_trace[0]["trace"], "format": 1}
     bad = {**head, "event": "client_request", "t": 999999, "node": site_trace[1]["name"], "request": 99,
-           "operation": "create", "object_type": 77, "partition": "00000000-0000-0000-0000-000000000000"}
+           "partition": "00000000-0000-0000-0000-000000000000", **fields}
     path = tmp_path / "t.ndjson"
     path.write_text(dump([*site_trace, bad]))
     result = _run(str(path))
     assert result.exit_code == 2
-    assert result.stderr.strip() == (f"mqspec: trace error: {path}:{len(site_trace) + 1}: object_type: "
-                                     "77 is not an MQDS object type")
+    assert result.stderr.strip() == f"mqspec: trace error: {path}:{len(site_trace) + 1}: {error}"
+
+
+def test_a_client_request_naming_its_object_both_ways_exits_2_naming_its_line(tmp_path, site_trace):
+    """A request names its object by path or by GUID: one the authority does not own travels as a DirectoryChange,
+    which carries one name only (2.2.4), so a request with both is malformed input at its line, as the reference's
+    ClientRequest refuses it."""
+    _assert_bad_client_request(tmp_path, site_trace, {"operation": "update", "object_type": 1, "path": "C1\\q",
+                                                      "guid": "0d252ca3-da77-59d3-b012-a238236a6878"},
+                               "guid: an update names its object by path or by guid, not both")
+    with pytest.raises(ModelError, match="not both"):
+        ClientRequest("update", ObjectType.MQDS_QUEUE, Guid.NULL, path_name="C1\\q", guid=Guid.from_name("q"))
 
 
 def test_a_missing_file_exits_2(tmp_path):

@@ -37,6 +37,8 @@ MOVED_PSC = ("mqspec.proofs.refinement.scenarios", "a-psc-hears-of-a-moved-psc-f
 SITE_AFTER_PURGE = ("mqspec.proofs.refinement.scenarios", "a-site-added-after-a-purge.yaml")
 INSIDE_WINDOW = ("mqspec.proofs.refinement.scenarios", "a-change-inside-the-window-asked-for.yaml")
 SITE_BY_REQUEST = ("mqspec.scenarios.counterexamples.literal", "partition_held_once_per_server.yaml")
+OWN_CHANGE = ("mqspec.proofs.refinement.scenarios", "an-authority-receives-a-change-of-its-own-partition.yaml")
+NULL_SITE_PARTITION = ("mqspec.proofs.refinement.scenarios", "a-pec-whose-site-partition-has-the-enterprise-id.yaml")
 
 
 def _run(package, name, mode=Mode.CLARIFIED):
@@ -96,6 +98,9 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
     (SYNC_AT_PURGE_POINT, mqdsrp_server.receive_sync_request, "shift: from_seq < partition.purged_seq_number", "<=",
      "receive_sync_request (3.2.7.3)"),
     (BSC_CHANGE_REQUEST, mqdsrp_server._my_partition_for_request, "drop-operand: qm.is_psc", "(dropped)",
+     "receive_change_request (3.2.7.2)"),
+    # a SYNC request at the authority (E-164), which Handle Directory Sync applies without replicating (3.1.7.2.8)
+    (BSC_CHANGE_REQUEST, mqdsrp_server.receive_change_request, "drop-then: if change.command is Command.SYNC", "pass",
      "receive_change_request (3.2.7.2)"),
     # a wait found by RequestIdentifier alone (E-125's literal reading) in clarified mode, two ways
     (TWO_WAITS, mqdsrp_client._find_pending, "negate: if ctx.clarified", "if not ctx.clarified",
@@ -161,6 +166,7 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
      "drop-operand: partition.change_missing_window == MAX_SEQ_NUMBER", "(dropped)",
      "receive_change_propagation (3.2.7.1)"),
 ], ids=["already-purged-guard-off-by-one", "bsc-applies-change-requests-for-its-site",
+        "sync-change-request-at-the-authority",
         "wait-found-by-identifier-alone", "wait-found-by-identifier-alone-dropped-branch", "machine-no-longer-a-bsc",
         "bsc-created-by-request-added-twice", "bsc-machine-deleted", "cn-named-like-a-bsc-deleted",
         "null-guid-queue-deleted",
@@ -172,7 +178,8 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
         "psc-ack-at-the-purge-point", "change-inside-the-window"])
 def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario, handler, before, after, section):
     """The campaign's scenario refines the model with its expectations met, and the one-line mutant of the guard it
-    reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; two waits
+    reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; a SYNC change
+    request at the authority; two waits
     with one RequestIdentifier, answered in the other order; a machine update that ends a BSC; a BSC created
     through a change request, then deleted; a CN named like it; a queue whose GUID is the enterprise partition's,
     deleted; a sync0 reply saying COMPLETING; a Sync Reply, a change and a SeqNumberHeader whose PurgedSeqNumber
@@ -375,6 +382,34 @@ def test_a_pec_without_its_enterprise_partition_refines_and_a_handler_that_assum
     assert len(failures) == 1 and watch.departures and "directory_client_request" in watch.departures[0].text(40)
 
 
+def test_an_authority_applying_a_change_of_its_own_partition_refines_and_the_machine_test_matters():
+    """E-337: PSC1 applies a peer's change 9 of its own partition and propagates it under that number, after its
+    LastSeqNumber 3; the reference refines the model, whose Propagate Directory Change takes iSeqNumber. Literal PEC0,
+    whose MySitePartition has the enterprise partition's ID after E-335, applies a site's update to it; without
+    Handle Directory Update's machine test, Handle Machine Update's rNeedFlush (false) replaces Handle Site Update's
+    and the change is not flushed to BSC01: a departure naming Receive Change Propagation. Both files are outside the
+    enterprise check, with their reasons, and the second is in the default profile's literal runs."""
+    assert {OWN_CHANGE[1], NULL_SITE_PARTITION[1]} <= set(enterprise.OUT_OF_SCOPE)
+    assert NULL_SITE_PARTITION[1] in campaign.PROFILES["default"]["scenarios"]["literal"]
+    result, watch, _ = _run(*OWN_CHANGE)
+    assert not result.failures and watch.violations == []
+    _refines_and_departs_literally(NULL_SITE_PARTITION, mqdsrp_objects.handle_directory_update,
+                                   "drop-operand: object_type == ObjectType.MQDS_MACHINE",
+                                   "receive_change_propagation (3.2.7.1)")
+
+
+def _refines_and_departs_literally(scenario, handler, before, section):
+    """The file refines the model in both modes, and the mutant of ``handler`` dropping ``before`` departs in literal
+    mode, naming ``section``."""
+    for mode in (Mode.CLARIFIED, Mode.LITERAL):
+        _, watch, _ = _run(*scenario, mode=mode)
+        assert watch.violations == []
+    with vm.installed(handler, _mutant(handler, before, "(dropped)")):
+        _, watch, _ = _run(*scenario, mode=Mode.LITERAL)
+    assert [v["invariant"] for v in watch.violations] == ["handlers_refine_model"]
+    assert section in "\n".join(watch.violations[0]["problems"])
+
+
 def test_a_site_created_through_a_change_request_is_made_twice_literally_and_once_clarified():
     """A client at BSC11 creates a site: the PEC applies the forwarded request (Receive Change Request), whose Create
     Directory Object raises Propagate Directory Change, which runs Handle Directory Create again (E-104). Read
@@ -382,14 +417,8 @@ def test_a_site_created_through_a_change_request_is_made_twice_literally_and_onc
     default profile's literal runs, and refines the model in both modes; the clarified guard taken in literal mode
     (its mode operand dropped) departs there, naming Receive Change Request."""
     assert campaign.PROFILES["default"]["scenarios"]["literal"] >= {SITE_BY_REQUEST[1]}
-    for mode in (Mode.CLARIFIED, Mode.LITERAL):
-        _, watch, _ = _run(*SITE_BY_REQUEST, mode=mode)
-        assert watch.violations == []
-    handler = mqdsrp_objects.handle_directory_create
-    with vm.installed(handler, _mutant(handler, "drop-operand: ctx.clarified [and operand 0]", "(dropped)")):
-        _, watch, _ = _run(*SITE_BY_REQUEST, mode=Mode.LITERAL)
-    assert [v["invariant"] for v in watch.violations] == ["handlers_refine_model"]
-    assert "receive_change_request (3.2.7.2)" in "\n".join(watch.violations[0]["problems"])
+    _refines_and_departs_literally(SITE_BY_REQUEST, mqdsrp_objects.handle_directory_create,
+                                   "drop-operand: ctx.clarified [and operand 0]", "receive_change_request (3.2.7.2)")
 
 
 def _line(module, text, after=None):

@@ -280,6 +280,27 @@ def test_e336_site_created_without_a_psc_asks_and_adds_no_nameless_machine():
         assert ([n.machine_name for n in qm.psc_neighbors], requests) == (([None], [""]) if mode is LITERAL else ([], []))
 
 
+@covers("MC-MQDSRP", "3.1.7.2.6")
+def test_e337_an_authority_propagates_a_change_of_its_own_partition_under_its_senders_number():
+    """A replicated change that reaches the authority of its partition is applied as at a replica, and Handle Directory
+    Update's myPartition makes Update Directory Object replicate it: the authority sends it on numbered as its sender
+    numbered it, after its own LastSeqNumber, and takes that number as LastSeqNumber (both modes follow the text)."""
+    for mode in MODES:
+        qm = make_server("PSC1", Role.PSC, SITE1, owns_site=True)
+        site = part(qm, SITE1)
+        site.last_seq_number = S(3)
+        qm.directory.create(int(QUEUE), "C11\\q", Guid.from_name("queue:C11\\q"),
+                            (Property(P["PROPID_Q_PATHNAME"], "C11\\q"), Property(P["PROPID_Q_LABEL"], "q")), SITE1, S(3))
+        qm.bsc_neighbors.append(DirectoryNeighbor(SITE1, "BSC11"))
+        change = DirectoryChange(Command.UPDATE, SITE1, S(0), S(9), S(0), (Property(P["PROPID_Q_LABEL"], "x"),),
+                                 path_name="C11\\q")
+        server.receive_change_propagation(qm, Context("PSC1", mode), ChangePropagationMessage(SITE0, False, (change,)))
+        assert site.last_seq_number == S(9)
+        # the change the authority propagated (after its LastSeqNumber 3), then the one Handle In-Sync Change queues
+        assert [(c.previous_seq_number, c.seq_number) for c in qm.bsc_neighbors[0].available_changes] == [
+            (S(3), S(9)), (S(0), S(9))]
+
+
 @covers("MC-MQDSRP", "3.1.7.2.11")
 def test_e106_bsc_gets_no_psc_neighbor_and_cannot_become_an_authority():
     """Only in literal mode does a BSC learning of a site add a PSC neighbor, whose header makes a PSC take the BSC as authority."""
