@@ -60,6 +60,8 @@ WITNESSES = {
     ("receive_change_request", "literal", "E-108 unnamed tombstone"):
         lambda s, p, v: any(not named for _, _, named in v["tombstones"]),
     ("receive_change_request", "clarified", "forwards"): lambda s, p, v: v["forwarded"],
+    ("receive_change_request", "clarified", "E-164 SYNC applied, not propagated"):
+        lambda s, p, v: p["is_sync"] and v["last"] > s.last_seq_number and not v["propagated"],
     ("receive_sync_request", "clarified", "chain"): lambda s, p, v: any(len(r[4]) >= 2 for r in v["replies"]),
     ("receive_sync_request", "literal", "chain"): lambda s, p, v: any(len(r[4]) >= 2 for r in v["replies"]),
     ("receive_sync_request", "literal", "already purged"): lambda s, p, v: bool(v["already_purged"]),
