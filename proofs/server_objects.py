@@ -150,11 +150,11 @@ def propagate_directory_change(ev: Event, operation: int, object_type: int, path
     else:
         return
     focus(ev, part)
-    # "SeqNumber := iSeqNumber" (3.1.7.1.2): LastSeqNumber + 1, but for a replicated change that the authority
-    # applies to its own partition (E-337), which keeps the number its sender gave
+    # "SeqNumber := iSeqNumber" (3.1.7.1.2): LastSeqNumber + 1 from Read Next Sequence Number, but the sender's
+    # number for a replicated change that the authority applies to its own partition (E-337)
     m.propagate_directory_change(part, ev.out, True, operation == 0x02, ev.reading,
                                  Propagated(operation, object_type, path, guid, partition_id, properties, scope),
-                                 number=None if number == part.last_seq_number + 1 else number)
+                                 number=number)
 
 
 # --- 3.1.7.2.5 .. 3.1.7.2.12: what a change's object means ------------------------------------------

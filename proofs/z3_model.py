@@ -565,9 +565,10 @@ def propagate_directory_change(s: NodeState, out: Out, g: Bool, is_delete: Bool,
 
     Returns the sequence number assigned. The MQDS server raises this event after the directory
     accepted the change (E-180), so the change here always applies. ``payload``: the whole change
-    (the server layer's), which the sent change carries. ``number``: iSeqNumber when it is not
-    LastSeqNumber + 1, which only a replicated change applied at its own authority gives (E-337; the
-    obligations' receivers assume no such change, so only the server layer passes it).
+    (the server layer's), which the sent change carries. ``number``: iSeqNumber, which the server
+    layer passes: LastSeqNumber + 1 from Read Next Sequence Number, or the sender's number for a
+    replicated change applied at its own authority (E-337). The obligations leave it None, LastSeqNumber
+    + 1: their receivers assume no such replicated change.
     """
     seq = add(s.last_seq_number, 1) if number is None else number
     g1 = and_(g, s.is_authority)

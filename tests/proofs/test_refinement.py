@@ -4,6 +4,7 @@ Cheap runs only (a few scenario files, a second or two each): the campaign itsel
 `mqspec prove` and in the slow tier (tests/proofs/test_refinement_campaign.py).
 """
 
+import time
 from importlib import resources
 from pathlib import Path
 
@@ -530,6 +531,28 @@ def test_prove_ends_a_scenario_file_at_its_first_departure_and_fails_the_handler
     assert row.status == "violated" and row.counterexample["departures"] == 1
     assert row.counterexample["scenario_file"].endswith("partition_held_once_per_server.yaml")
     assert set(selection.reached) == wanted  # the campaign's own file, run after it, ran too
+
+
+def test_a_handler_run_that_never_returns_departs_at_its_cpu_limit(monkeypatch):
+    """Lookup Directory Objects with its "if not rows: break" dropped asks for the next page for ever. The campaign
+    stops the handler run at HANDLER_CPU_SECONDS of CPU time: a departure of receive_sync_request saying so, and
+    `mqspec prove` fails naming the handler instead of hanging (the benchmark judged such a mutant only at its
+    half-hour limit, as a timeout)."""
+    monkeypatch.setattr(campaign, "HANDLER_CPU_SECONDS", 2.0)
+    handler = mqdsrp_server.lookup_directory_objects
+    name = "clarified:sync-from-the-purge-point.yaml"
+    selection = campaign.Selection(wanted=lambda run: run == name)
+    started = time.process_time()
+    # the benchmark's wall-clock limit around it: without the CPU limit the test fails there, not hangs
+    with vm.installed(handler, _mutant(handler, "drop-then: if not rows", "pass")), vm.time_limit(120):
+        rows, _ = campaign.run("clarified", stop_at_first=True, shrink=False, selection=selection)
+    assert time.process_time() - started < 30
+    [row] = [r for r in rows if r.status == "violated"]
+    assert (row.obligation.name, row.detail["section"]) == ("refinement-receive_sync_request", "3.2.7.3")
+    assert "the reference raised HandlerRanTooLong: the handler run used 2 s of CPU time without returning" in str(
+        row.counterexample)
+    # the tracer still runs after the signal: the lines of the run up to the loop were recorded
+    assert _line(mqdsrp_server, "while True:", "def lookup_directory_objects") in selection.reached[name]
 
 
 ONE_QUEUE = """
