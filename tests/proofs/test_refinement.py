@@ -37,6 +37,7 @@ RESTARTED_BSC = ("mqspec.proofs.refinement.scenarios", "a-restarted-bsc-sees-a-n
 MOVED_PSC = ("mqspec.proofs.refinement.scenarios", "a-psc-hears-of-a-moved-psc-first-from-its-header.yaml")
 SITE_AFTER_PURGE = ("mqspec.proofs.refinement.scenarios", "a-site-added-after-a-purge.yaml")
 INSIDE_WINDOW = ("mqspec.proofs.refinement.scenarios", "a-change-inside-the-window-asked-for.yaml")
+EMPTY_LINK = ("mqspec.proofs.refinement.scenarios", "a-sync-of-a-routing-link-with-no-properties.yaml")
 SITE_BY_REQUEST = ("mqspec.scenarios.counterexamples.literal", "partition_held_once_per_server.yaml")
 OWN_CHANGE = ("mqspec.proofs.refinement.scenarios", "an-authority-receives-a-change-of-its-own-partition.yaml")
 NULL_SITE_PARTITION = ("mqspec.proofs.refinement.scenarios", "a-pec-whose-site-partition-has-the-enterprise-id.yaml")
@@ -166,6 +167,9 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
     (INSIDE_WINDOW, mqdsrp_common.handle_directory_change,
      "drop-operand: partition.change_missing_window == MAX_SEQ_NUMBER", "(dropped)",
      "receive_change_propagation (3.2.7.1)"),
+    # a sync change of an object holding none of its DirectoryChangePropID columns (E-124's first property)
+    (EMPTY_LINK, mqdsrp_server.lookup_directory_objects, "drop-then: if not properties", "pass",
+     "receive_sync_request (3.2.7.3)"),
 ], ids=["already-purged-guard-off-by-one", "bsc-applies-change-requests-for-its-site",
         "sync-change-request-at-the-authority",
         "wait-found-by-identifier-alone", "wait-found-by-identifier-alone-dropped-branch", "machine-no-longer-a-bsc",
@@ -176,7 +180,7 @@ def test_a_purge_that_takes_the_largest_psc_ack_departs_from_the_model():
         "sync0-ends-deleting-resent-tombstones", "sync0-ends-keeping-unsent-tombstones", "purge-in-sync0",
         "nack-range-without-its-first-class", "bsc-adds-a-bsc-neighbor",
         "psc-takes-the-authority-from-a-header", "bsc-takes-its-psc-from-a-header", "psc-acks-in-sync0",
-        "psc-ack-at-the-purge-point", "change-inside-the-window"])
+        "psc-ack-at-the-purge-point", "change-inside-the-window", "sync-of-an-object-with-no-change-property"])
 def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario, handler, before, after, section):
     """The campaign's scenario refines the model with its expectations met, and the one-line mutant of the guard it
     reaches (a sync request from exactly the PurgedSeqNumber; a change request for its site at a BSC; a SYNC change
@@ -187,7 +191,8 @@ def test_the_campaigns_boundary_scenarios_refine_and_catch_their_mutant(scenario
     is below the replica's; the end of sync0 in one partition while another is in SYNC0, and with a tombstone the answer
     resent and with one it did not; a purge while a sync0 answer is applied; a change request sent to no machine;
     a restarted BSC told of a new BSC; a PSC and a BSC told of a site's new PSC by its header; a PSC in sync0
-    applying changes below and at its PurgedSeqNumber; an out-of-order change inside the window asked for)
+    applying changes below and at its PurgedSeqNumber; an out-of-order change inside the window asked for; a
+    routing link with none of its change properties, synced)
     departs from the model, naming the handler."""
     result, watch, _ = _run(*scenario)
     assert not result.failures and watch.violations == []
