@@ -556,7 +556,7 @@ def test_a_handler_run_that_never_returns_departs_at_its_cpu_limit(monkeypatch):
     assert (row.obligation.name, row.detail["section"]) == ("refinement-receive_sync_request", "3.2.7.3")
     assert "the reference raised HandlerRanTooLong: the handler run used 2 s of CPU time without returning" in str(
         row.counterexample)
-    # the tracer still runs after the signal: the lines of the run up to the loop were recorded
+    # the run's lines up to the loop were recorded, as for any departing run
     assert _line(mqdsrp_server, "while True:", "def lookup_directory_objects") in selection.reached[name]
 
 
