@@ -3,7 +3,8 @@
 ``check`` (the World observer), ``project`` (the reference's state in the model's terms), ``campaign``
 (the MC-MQDSRP runs of `mqspec prove`), ``mqsd`` and ``mqcn`` (the MS-MQSD and MS-MQCN runs),
 ``enterprise`` (the enterprise model's invariants on the campaign's projected states), ``exemptions`` (what is
-left out, and why), ``mutation`` (bench/proof_mutation.py's engine).
+left out, and why), ``limit`` (the CPU limit of a handler run, and what a raising run becomes), ``mutation``
+(bench/proof_mutation.py's engine).
 """
 
 from __future__ import annotations

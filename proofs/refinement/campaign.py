@@ -13,7 +13,7 @@ first (:data:`HANDLERS`) and mode:
   inputs, shrunk when there is time (:func:`mqspec.proofs.explore.minimize.minimize`). A handler run
   that raises is a departure too ("the reference raised ..."): the model's transition takes every
   event, so a handler that cannot finish one departs from it. So is one that never returns: it is
-  stopped at :data:`HANDLER_CPU_SECONDS` of CPU time;
+  stopped at :data:`.limit.HANDLER_CPU_SECONDS` of CPU time;
 * ``unreached``: the campaign never ran it: nothing is claimed, and `mqspec prove` says so.
 
 One more row per mode, ``refinement-branches``, says whether the runs reached every branch of the
@@ -35,9 +35,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -53,7 +51,7 @@ from mqspec.proofs.pool import pool_map
 from mqspec.refimpl.effects import Mode
 from mqspec.wording import plural
 
-from . import check, enterprise
+from . import check, enterprise, limit
 
 #: the handlers a World event runs first, with their sections: one row each per mode
 HANDLERS: tuple[tuple[str, str], ...] = (
@@ -101,12 +99,6 @@ PROFILES: dict[str, dict[str, Any]] = {
 MODULES = (*br.HANDLER_MODULES, "mqds.py")
 #: seconds to shrink a departure's run into a small scenario
 SHRINK_SECONDS = 60.0
-#: CPU seconds one handler run may use before it counts as one that never returns. The campaign's handler runs
-#: take milliseconds, traced; a loop whose exit guard is wrong (Lookup Directory Objects' "if not rows: break")
-#: would otherwise hang `mqspec prove` instead of failing it. CPU time, not wall time: a loaded machine is no loop.
-HANDLER_CPU_SECONDS = 60.0
-
-
 class Tracer(br.Reach):
     """The lines the handler modules run, and the functions each checked handler run called."""
 
@@ -129,19 +121,10 @@ class FirstDeparture(Exception):
     ends there (the rest of it cannot change the verdict, and a wrong handler may make it run for ever)."""
 
 
-class HandlerRanTooLong(Exception):
-    """Raised inside a handler run that used :data:`HANDLER_CPU_SECONDS` of CPU time: it departs as any raise does
-    (:meth:`Watch.raised`), so the run's row is violated and names the handler."""
-
-
-def _ran_too_long(signum: int, frame: Any) -> None:
-    raise HandlerRanTooLong(f"the handler run used {HANDLER_CPU_SECONDS:g} s of CPU time without returning")
-
-
 class Watch:
     """Listens to the refinement checks of the campaign's runs (check.WATCH) and tallies them by handler; with
     ``stop``, ends the run at its first departure (:class:`FirstDeparture`). Entered, it stops each handler run at
-    :data:`HANDLER_CPU_SECONDS` of CPU time (:class:`HandlerRanTooLong`; in the main thread, where signals land)."""
+    :data:`~.limit.HANDLER_CPU_SECONDS` of CPU time (:class:`~.limit.HandlerRanTooLong`)."""
 
     def __init__(self, tracer: Tracer, stop: bool = False) -> None:
         self.tracer = tracer
@@ -150,34 +133,25 @@ class Watch:
         self.departures: list[Any] = []
         #: the check whose handler run is in progress (between its begin and end)
         self.running: Any = None
-        self._timed = False  # entered in the main thread: SIGVTALRM raises HandlerRanTooLong
+        self._limit = limit.CpuLimit()
 
     def __enter__(self) -> Watch:
-        if threading.current_thread() is threading.main_thread():
-            self._previous_handler = signal.signal(signal.SIGVTALRM, _ran_too_long)
-            self._timed = True
+        self._limit.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._timed:
-            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-            signal.signal(signal.SIGVTALRM, self._previous_handler)
-            self._timed = False
-
-    def _limit(self, seconds: float) -> None:
-        if self._timed:
-            signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
+        self._limit.__exit__(*exc)
 
     def begin(self, refinement: Any) -> None:
         self.tracer.called = set()
         self.running = refinement
-        self._limit(HANDLER_CPU_SECONDS)
+        self._limit.arm()
 
     def raised(self, exc: BaseException) -> bool:
         """Record the handler run in progress, which raised ``exc``, as a departure; False when none was in
         progress (the exception is the harness's own, and propagates)."""
-        self._limit(0)
-        if isinstance(exc, HandlerRanTooLong):  # it may land in the tracer's own function: the next runs still count
+        self._limit.disarm()
+        if isinstance(exc, limit.HandlerRanTooLong):  # it may land in the tracer's own function: the next runs still count
             self.tracer.resume()
         running, self.running = self.running, None
         return running is not None and bool(running.raised(exc))
@@ -186,7 +160,7 @@ class Watch:
         return self.tracer.called
 
     def end(self, handler: str, section: str, departure: Any) -> None:
-        self._limit(0)
+        self._limit.disarm()
         finishing, self.running = self.running, None  # None: a raising run's end (Watch.raised), already stopping
         tally = self.tallies[handler]
         tally.section = section

@@ -36,6 +36,7 @@ from mqspec.model.mqdsrp import (
 from mqspec.proofs import server_events
 from mqspec.refimpl.effects import Mode
 
+from . import limit
 from .project import emitted_of, server_of, view, view_of
 
 #: the handler each event of a World runs first, and its section
@@ -249,7 +250,7 @@ class Refinement:
     def raised(self, exc: BaseException) -> list[Departure]:
         """The handler runs the reference began and never finished because it raised ``exc``: each is a departure
         (the model's transition is total, a handler that raises takes none of them). The World cannot go on."""
-        return self._abandoned(f"the reference raised {type(exc).__name__}: {exc}")
+        return self._abandoned(limit.raised(exc))
 
     def _unfinished(self) -> None:
         """A handler run that began and never ended raised into a caller that went on: the scenario runner refuses

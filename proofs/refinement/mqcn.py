@@ -9,14 +9,15 @@ senders that are no directory server) and batch timer expiries as the clock move
 runs, the boundary runs (:data:`BOUNDARY`) give each mode the inputs that tell a guard's one-line
 mutant apart, whatever the seeds draw. At every event the reference's handler runs on the real queue
 manager and the model's transition on its projection; the states and the effects (the register entries
-of the clarifications taken among them) must agree.
+of the clarifications taken among them) must agree. A handler run that raises, or that runs past
+:data:`.limit.HANDLER_CPU_SECONDS` of CPU time, departs (:func:`.limit.run_handler`).
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
@@ -50,6 +51,7 @@ from mqspec.refimpl.mqcn_state import (
 )
 
 from .campaign import Tally, Tracer
+from .limit import run_handler
 from .mqsd import _compare, _rows, _tally
 
 P = {name: pdef.propid for name, pdef in PROPIDS.items()}
@@ -300,15 +302,16 @@ def _check(qm: QueueManager, event: tuple[Any, ...], directory: MappingDirectory
     pre = state_of(qm)
     ctx = Context(qm.machine_name, Mode.CLARIFIED if clarified else Mode.LITERAL, now)
     kind = event[0]
+    call: Callable[[], Any]
     if kind == "init":
-        name = "server_initialization"
-        server.server_initialization(qm, ctx)
+        name, call = "server_initialization", lambda: server.server_initialization(qm, ctx)
     elif kind == "receive":
-        name = "receive_change_notification"
-        server.receive_change_notification(qm, ctx, event[1], directory)
+        name, call = "receive_change_notification", lambda: server.receive_change_notification(
+            qm, ctx, event[1], directory)
     else:
-        name = "batch_timer_expired"
-        server.batch_timer_expired(qm, ctx, directory)
+        name, call = "batch_timer_expired", lambda: server.batch_timer_expired(qm, ctx, directory)
+    if (departure := run_handler(call)) is not None:
+        return name, [departure]
     want, out = model.step(pre, event, qm.options, directory, clarified, now)
     return name, _compare(want, state_of(qm), out, emitted(ctx.effects))
 

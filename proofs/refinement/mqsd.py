@@ -11,7 +11,8 @@ connected networks; an expiry after the clarified case (C) kept a reply with Top
 FALSE; a new discovery once the last successful network is gone), each where a one-line mutant of a
 guard departs (tests/proofs/test_refinement.py). At every event the reference's handler runs on the
 real object and the model's transition on its projection; the states and the effects (the register
-entries of the clarifications taken among them) must agree. Rows as
+entries of the clarifications taken among them) must agree; a handler run that raises, or that runs past
+:data:`.limit.HANDLER_CPU_SECONDS` of CPU time, departs (:func:`.limit.run_handler`). Rows as
 :mod:`mqspec.proofs.refinement.campaign` makes them, one per handler and mode, and one for the
 branches of refimpl/mqsd_server.py and refimpl/mqsd_client.py.
 """
@@ -46,6 +47,7 @@ from mqspec.refimpl.mqsd_effects import (
 )
 
 from .campaign import Tally, Tracer, _branch_counts
+from .limit import run_handler
 
 MODULES = ("mqsd_server.py", "mqsd_client.py")
 HANDLERS = (
@@ -266,18 +268,17 @@ def _check_server(s: server.MqsdServer, event: tuple[Any, ...], clarified: bool)
     pre = _fields(s)
     ctx = Context("server", Mode.CLARIFIED if clarified else Mode.LITERAL)
     kind = event[0]
+    call: Callable[[], Any]
     if kind == "init":
-        name = "server_initialization"
-        server.server_initialization(s, ctx)
+        name, call = "server_initialization", lambda: server.server_initialization(s, ctx)
     elif kind == "send_failed":
-        name = "send_failed"
-        server.send_failed(s, ctx, "send error")
+        name, call = "send_failed", lambda: server.send_failed(s, ctx, "send error")
     elif kind == "open_failed":
-        name = "socket_open_failed"
-        server.socket_open_failed(s, ctx, "open error")
+        name, call = "socket_open_failed", lambda: server.socket_open_failed(s, ctx, "open error")
     else:
-        name = "receive_datagram"
-        server.receive_datagram(s, ctx, event[1], event[2], event[3])
+        name, call = "receive_datagram", lambda: server.receive_datagram(s, ctx, event[1], event[2], event[3])
+    if (departure := run_handler(call)) is not None:
+        return name, [departure]
     want, out = model.server_step(_model_server(pre), event, clarified)
     return name, _compare(want, _model_server(_fields(s)), out, emitted(ctx.effects))
 
@@ -290,18 +291,19 @@ def _check_client(c: client.MqsdClient, event: tuple[Any, ...], clarified: bool)
     pre = _fields(c)
     ctx = Context("client", Mode.CLARIFIED if clarified else Mode.LITERAL)
     kind = event[0]
+    call: Callable[[], Any]
     if kind == "init":
-        name = "client_initialization"
-        client.client_initialization(c, ctx, event[1])
+        name, call = "client_initialization", lambda: client.client_initialization(c, ctx, event[1])
     elif kind == "get_list":
-        name = "get_directory_server_list"
-        client.get_directory_server_list(c, ctx, event[1], lambda g=event[2]: g)
+        name, call = "get_directory_server_list", lambda: client.get_directory_server_list(
+            c, ctx, event[1], lambda g=event[2]: g)
     elif kind == "reply":
-        name = "receive_topology_server_reply"
-        client.receive_topology_server_reply(c, ctx, event[1], event[2])
+        name, call = "receive_topology_server_reply", lambda: client.receive_topology_server_reply(
+            c, ctx, event[1], event[2])
     else:
-        name = "no_server_response"
-        client.no_server_response(c, ctx)
+        name, call = "no_server_response", lambda: client.no_server_response(c, ctx)
+    if (departure := run_handler(call)) is not None:
+        return name, [departure]
     want, out = model.client_step(pre, event, clarified)
     return name, _compare(want, _fields(c), out, emitted(ctx.effects))
 

@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from mqspec.proofs.refinement import campaign, check, enterprise, exemptions, mqcn, mqsd
+from mqspec.proofs.refinement import campaign, check, enterprise, exemptions, limit, mqcn, mqsd
 from mqspec.proofs.scenario_watch import InvariantWatch
 from mqspec.refimpl import mqcn_dmpr, mqcn_server, mqdsrp_client, mqdsrp_common, mqdsrp_objects, mqdsrp_server
 from mqspec.refimpl import mqsd_client, mqsd_server
@@ -543,7 +543,7 @@ def test_a_handler_run_that_never_returns_departs_at_its_cpu_limit(monkeypatch):
     stops the handler run at HANDLER_CPU_SECONDS of CPU time: a departure of receive_sync_request saying so, and
     `mqspec prove` fails naming the handler instead of hanging (the benchmark judged such a mutant only at its
     half-hour limit, as a timeout)."""
-    monkeypatch.setattr(campaign, "HANDLER_CPU_SECONDS", 2.0)
+    monkeypatch.setattr(limit, "HANDLER_CPU_SECONDS", 2.0)
     handler = mqdsrp_server.lookup_directory_objects
     name = "clarified:sync-from-the-purge-point.yaml"
     selection = campaign.Selection(wanted=lambda run: run == name)
@@ -665,3 +665,45 @@ def test_the_mqcn_campaigns_boundary_runs_refine_and_catch_their_mutant(run, han
         found = {mode: departures(mode) for mode in ("clarified", "literal")}
     assert {mode for mode, d in found.items() if d} == set(modes)
     assert {name for d in found.values() for name, _ in d} == {"receive_change_notification"}
+
+
+def _hangs_then_raises(calls):
+    """A handler whose first run never returns and whose later runs raise."""
+    def handler(*args):
+        calls.append(args)
+        while len(calls) == 1:
+            pass
+        raise KeyError("the stand-in's")
+    return handler
+
+
+@pytest.mark.parametrize("module,name,runs", [
+    (mqsd_server, "receive_datagram",
+     lambda: [(h, p) for h, _, p in mqsd.boundary_departures(mqsd.BOUNDARY[0].name, "clarified")]),
+    (mqcn_server, "receive_change_notification",
+     lambda: [(h, p) for h, _, p in mqcn.replay("every-machine-attribute", "clarified") if p]),
+], ids=["MS-MQSD", "MS-MQCN"])
+def test_an_mqsd_or_mqcn_handler_run_that_never_returns_or_raises_departs(monkeypatch, module, name, runs):
+    """The MS-MQSD and MS-MQCN campaigns stop a handler run at HANDLER_CPU_SECONDS of CPU time, and a run that
+    raises departs naming its handler, as in the MC-MQDSRP campaign: `mqspec prove` fails on a violated row instead
+    of hanging or ending in a traceback."""
+    monkeypatch.setattr(limit, "HANDLER_CPU_SECONDS", 0.5)
+    calls = []
+    monkeypatch.setattr(module, name, _hangs_then_raises(calls))
+    started = time.process_time()
+    departures = runs()
+    assert time.process_time() - started < 10
+    assert departures[:2] == [
+        (name, ["the reference raised HandlerRanTooLong: the handler run used 0.5 s of CPU time without returning"]),
+        (name, ["the reference raised KeyError: \"the stand-in's\""]),
+    ]
+
+
+def test_a_raising_mqsd_handler_makes_its_prove_row_violated(monkeypatch):
+    """The row `mqspec prove` prints for a raising MS-MQSD handler is violated and names it."""
+    monkeypatch.setattr(mqsd_server, "receive_datagram", _hangs_then_raises([None]))
+    rows, _ = mqsd.run("literal", stop_at_first=True)
+    [row] = [r for r in rows if r.status == "violated"]
+    assert row.obligation.name == "refinement-receive_datagram"
+    assert "receive_datagram (MS-MQSD 3.2.5) departs from the model" in row.counterexample["trace"]
+    assert "the reference raised KeyError" in row.counterexample["trace"]
