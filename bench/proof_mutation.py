@@ -34,11 +34,12 @@ mutants: the commit, the counts, its survivors, and a digest of the function's s
 function's last mutant is judged, so a run stopped part way keeps the functions it finished. ``--rejudge`` judges
 only the survivors the ledger still holds (after a scenario file was added, say) and records each one's new status
 and commit. ``--status`` prints, without running anything, which functions are measured whole on their current
-source, which are stale (their source changed since) or unmeasured, and the survivors left.
+source, which are stale (their source changed since) or unmeasured, and the survivors left. ``--runs`` prints the
+ledger's figures per run that measured them, and what became of each run's survivors since (bench/README.md's table).
 
     python bench/proof_mutation.py --json [--document MC-MQDSRP|MS-MQSD|MS-MQCN] [--function NAME ...]
                                           [--workers 2] [--no-bounded] [--every-run] [--progress OUT.jsonl]
-                                          [--ledger LEDGER.json [--rejudge | --status]]
+                                          [--ledger LEDGER.json [--rejudge | --status | --runs]]
 """
 
 from __future__ import annotations
@@ -203,6 +204,48 @@ def ledger_status(ledger: dict[str, Any], documents: list[str], listed: dict[str
             "left": sum(len(r["left"]) for r in rows)}
 
 
+def ledger_runs(ledger: dict[str, Any], listed: dict[str, str]) -> list[dict[str, Any]]:
+    """The ledger's entries grouped by the run that measured them (its commit, per document): how many functions and
+    mutants, the counts that run judged, and what became of its survivors since (``since``: caught on a later
+    judgement, listed as equivalent, ``left``). Whole or stale alike: an entry is what its run measured."""
+    runs: dict[tuple[str, str], dict[str, Any]] = {}
+    for key, entry in ledger["functions"].items():
+        document = key.split(" ", 1)[0]
+        measured = entry["measured"]
+        run = runs.setdefault((document, measured["commit"]), {
+            "document": document, "commit": measured["commit"], "functions": 0, "mutants": 0,
+            **{s: 0 for s in ("caught", "equivalent", "survived", "timeout")},
+            "since": {"caught": 0, "equivalent": 0, "left": 0}})
+        run["functions"] += 1
+        run["mutants"] += entry["mutants"]
+        for s in ("caught", "equivalent", "survived", "timeout"):
+            run[s] += measured[s]
+        for name, survivor in entry["survivors"].items():
+            became = "caught" if survivor["status"] == "caught" else \
+                "equivalent" if survivor["status"] == "equivalent" or name in listed else "left"
+            run["since"][became] += 1
+    return [runs[k] for k in sorted(runs)]
+
+
+def runs_table(runs: list[dict[str, Any]]) -> str:
+    """:func:`ledger_runs` as the Markdown table bench/README.md shows (tests/bench keep the two equal)."""
+    lines = ["| document | measured on | functions | mutants | caught | equivalent | survived | since: caught, "
+             "listed, left |", "|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        since = r["since"]
+        survived = r["survived"] + r["timeout"]
+        lines.append(f"| {r['document']} | {r['commit']} | {r['functions']} | {r['mutants']} | {r['caught']} | "
+                     f"{r['equivalent']} | {survived} | {since['caught']}, {since['equivalent']}, "
+                     f"**{since['left']}** |")
+    total = {k: sum(r[k] for r in runs) for k in ("functions", "mutants", "caught", "equivalent", "survived",
+                                                   "timeout")}
+    left = {k: sum(r["since"][k] for r in runs) for k in ("caught", "equivalent", "left")}
+    lines.append(f"| all | | {total['functions']} | {total['mutants']} | {total['caught']} | {total['equivalent']} | "
+                 f"{total['survived'] + total['timeout']} | {left['caught']}, {left['equivalent']}, "
+                 f"**{left['left']}** |")
+    return "\n".join(lines)
+
+
 def _print_status(status: dict[str, Any]) -> None:
     for row in status["functions"]:
         if row["state"] == "no mutants":  # counted below
@@ -230,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     what.add_argument("--rejudge", action="store_true", help="judge only the survivors the ledger holds")
     what.add_argument("--status", action="store_true",
                       help="print which functions the ledger has measured whole on their current source; run nothing")
+    what.add_argument("--runs", action="store_true",
+                      help="print the ledger's figures per run that measured them (bench/README.md's table); "
+                           "run nothing")
     parser.add_argument("--workers", type=int, default=2, help="processes to judge the mutants in")
     parser.add_argument("--no-bounded", action="store_true", help="do not run bounded model checking on survivors")
     parser.add_argument("--progress", metavar="OUT.jsonl", help="append each mutant's outcome as a JSON line")
@@ -251,9 +297,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"proof_mutation: {args.progress}: {exc.strerror}", file=sys.stderr)
             return 2
     listed = pm.equivalent_mutants()
-    if (args.rejudge or args.status) and not args.ledger:
-        print(f"proof_mutation: {'--rejudge' if args.rejudge else '--status'} reads the ledger: give --ledger",
-              file=sys.stderr)
+    reading = "--rejudge" if args.rejudge else "--status" if args.status else "--runs" if args.runs else None
+    if reading and not args.ledger:
+        print(f"proof_mutation: {reading} reads the ledger: give --ledger", file=sys.stderr)
         return 2
     ledger, only, commit = None, None, ""
     if args.ledger:
@@ -263,14 +309,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"proof_mutation: {exc}", file=sys.stderr)
             return 2
         folder = os.path.dirname(os.path.abspath(args.ledger))
-        if not args.status and not os.access(folder, os.W_OK):
+        if not (args.status or args.runs) and not os.access(folder, os.W_OK):
             print(f"proof_mutation: {args.ledger}: its folder cannot be written", file=sys.stderr)
             return 2
-        if not args.status:
+        if not (args.status or args.runs):
             commit = _commit(args.ledger)  # what the entries written below measured (two git calls)
     if args.status:
         status = ledger_status(ledger, documents, listed)
         print(json.dumps(status, indent=1)) if args.json else _print_status(status)
+        return 0
+    if args.runs:
+        runs = ledger_runs(ledger, listed)
+        print(json.dumps(runs, indent=1) if args.json else runs_table(runs))
         return 0
     if args.rejudge:
         status = ledger_status(ledger, documents, listed)

@@ -7,7 +7,7 @@ from mqspec.proofs.refinement import mutation as pm
 from mqspec.refimpl import mqdsrp_client, mqdsrp_server, mqsd_server
 from mqspec.vectors import mutation as vm
 
-from tests.bench import load
+from tests.bench import BENCH, load
 
 
 def test_a_reference_that_fails_its_rows_unmutated_stops_the_bench_with_exit_2(capsys):
@@ -198,3 +198,46 @@ def test_a_ledger_it_cannot_read_or_write_is_refused_before_the_baseline(tmp_pat
     assert capsys.readouterr().err == f"proof_mutation: {missing}: its folder cannot be written\n"
     assert bench.main(["--document", "MS-MQSD", "--rejudge"]) == 2
     assert capsys.readouterr().err == "proof_mutation: --rejudge reads the ledger: give --ledger\n"
+
+
+def test_runs_groups_the_ledger_by_the_run_that_measured_it_and_says_what_became_of_its_survivors(capsys):
+    """`--runs` sums the entries each run (commit, document) measured and tells its survivors apart by their latest
+    judgement: caught since, listed as equivalent since (in the ledger or proofs/refinement/equivalent_mutants.yaml),
+    or left."""
+    bench = load("proof_mutation")
+
+    def entry(commit, mutants, caught, survivors):
+        return {"source": "0" * 16, "mutants": mutants, "survivors": survivors,
+                "measured": {"commit": commit, "caught": caught, "equivalent": mutants - caught - len(survivors),
+                             "survived": len(survivors), "timeout": 0}}
+
+    def survivor(status):
+        return {"line": 1, "status": status, "commit": "c"}
+
+    ledger = {"functions": {
+        "MC-MQDSRP m.f": entry("aaa", 5, 2, {"s1": survivor("caught"), "s2": survivor("survived")}),
+        "MC-MQDSRP m.g": entry("aaa", 3, 2, {"s3": survivor("survived")}),
+        "MS-MQSD n.h": entry("aaa", 2, 2, {}),
+        "MC-MQDSRP m.k": entry("bbb", 4, 3, {"s4": survivor("equivalent")}),
+    }}
+    runs = bench.ledger_runs(ledger, {"s3": "why"})
+    assert [(r["document"], r["commit"], r["functions"], r["mutants"], r["caught"], r["equivalent"], r["survived"],
+             r["since"]) for r in runs] == [
+        ("MC-MQDSRP", "aaa", 2, 8, 4, 1, 3, {"caught": 1, "equivalent": 1, "left": 1}),
+        ("MC-MQDSRP", "bbb", 1, 4, 3, 0, 1, {"caught": 0, "equivalent": 1, "left": 0}),
+        ("MS-MQSD", "aaa", 1, 2, 2, 0, 0, {"caught": 0, "equivalent": 0, "left": 0}),
+    ]
+    assert bench.runs_table(runs).splitlines()[-1] == "| all | | 4 | 14 | 9 | 1 | 4 | 1, 2, **1** |"
+    assert bench.main(["--runs"]) == 2
+    assert capsys.readouterr().err == "proof_mutation: --runs reads the ledger: give --ledger\n"
+
+
+def test_the_readme_shows_the_committed_ledgers_runs():
+    """bench/README.md's table of the mutation runs is what `--runs` prints of the committed ledger, so its figures
+    cannot drift from the ledger's."""
+    from mqspec.proofs.refinement import mutation as pm
+
+    bench = load("proof_mutation")
+    table = bench.runs_table(bench.ledger_runs(bench.read_ledger(str(BENCH / "proof_mutation_ledger.json")),
+                                               pm.equivalent_mutants()))
+    assert table in (BENCH / "README.md").read_text(encoding="utf-8")
