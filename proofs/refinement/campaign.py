@@ -99,6 +99,8 @@ PROFILES: dict[str, dict[str, Any]] = {
 MODULES = (*br.HANDLER_MODULES, "mqds.py")
 #: seconds to shrink a departure's run into a small scenario
 SHRINK_SECONDS = 60.0
+
+
 class Tracer(br.Reach):
     """The lines the handler modules run, and the functions each checked handler run called."""
 
@@ -145,6 +147,8 @@ class Watch:
     def begin(self, refinement: Any) -> None:
         self.tracer.called = set()
         self.running = refinement
+        # a run that raises into a caller that goes on (a step the scenario runner refuses) stays armed until the
+        # check's next take or begin: the limit landing in between is still that run's (raised, below)
         self._limit.arm()
 
     def raised(self, exc: BaseException) -> bool:

@@ -73,7 +73,6 @@ def run_handler(call: Callable[[], Any]) -> str | None:
         try:
             call()
         except Exception as exc:  # any raise is the run's departure, named in its row
-            limit.disarm()
             if tracing is not None and sys.gettrace() is None:
                 sys.settrace(tracing)
             return raised(exc)
