@@ -124,7 +124,6 @@ class Reach:
         #: the functions of those modules that ran (the refinement campaign empties it per handler run)
         self.called: set[str] = set()
         self._previous: Any = None
-        self._active = False
 
     def _trace(self, frame: FrameType, event: str, arg: object) -> Any:
         name = self.files.get(frame.f_code.co_filename)
@@ -143,17 +142,10 @@ class Reach:
     def __enter__(self) -> Reach:
         self._previous = sys.gettrace()
         sys.settrace(self._trace)
-        self._active = True
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._active = False
         sys.settrace(self._previous)
-
-    def resume(self) -> None:
-        """Trace again if an exception raised inside the trace function (a signal handler's) made Python unset it."""
-        if self._active and sys.gettrace() is None:
-            sys.settrace(self._trace)
 
     def reached(self, branches: Iterable[Branch]) -> set[Branch]:
         return {b for b in branches if (b.module, b.line) in self.lines}

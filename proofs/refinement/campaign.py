@@ -154,9 +154,7 @@ class Watch:
     def raised(self, exc: BaseException) -> bool:
         """Record the handler run in progress, which raised ``exc``, as a departure; False when none was in
         progress (the exception is the harness's own, and propagates)."""
-        self._limit.disarm()
-        if isinstance(exc, limit.HandlerRanTooLong):  # it may land in the tracer's own function: the next runs still count
-            self.tracer.resume()
+        self._limit.disarm()  # tracing again if the limit landed in the tracer's own function
         running, self.running = self.running, None
         return running is not None and bool(running.raised(exc))
 

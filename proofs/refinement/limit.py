@@ -31,11 +31,13 @@ def _ran_too_long(signum: int, frame: Any) -> None:
 
 class CpuLimit:
     """Entered in the main thread, :meth:`arm` starts a handler run's CPU limit and :meth:`disarm` ends it;
-    entered in another thread, both do nothing."""
+    entered in another thread, both do nothing. A line tracer on at :meth:`arm` is on again after :meth:`disarm`:
+    the limit's exception may land in the trace function, and Python then unsets it."""
 
     def __init__(self) -> None:
         self._timed = False
         self._previous: Any = None
+        self._tracing: Any = None
 
     def __enter__(self) -> CpuLimit:
         if threading.current_thread() is threading.main_thread():
@@ -51,11 +53,15 @@ class CpuLimit:
 
     def arm(self) -> None:
         if self._timed:
+            self._tracing = sys.gettrace()
             signal.setitimer(signal.ITIMER_VIRTUAL, HANDLER_CPU_SECONDS)
 
     def disarm(self) -> None:
         if self._timed:
             signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+            if self._tracing is not None and sys.gettrace() is None:
+                sys.settrace(self._tracing)
+            self._tracing = None
 
 
 def raised(exc: BaseException) -> str:
@@ -65,16 +71,12 @@ def raised(exc: BaseException) -> str:
 
 def run_handler(call: Callable[[], Any]) -> str | None:
     """Run one handler run (``call``) under the CPU limit: None when it returned, else its departure
-    (:func:`raised`). A line tracer on when it started is on again after it: the limit's exception may land in
-    the trace function, and Python then unsets it."""
-    tracing = sys.gettrace()
+    (:func:`raised`)."""
     with CpuLimit() as limit:
         limit.arm()
         try:
             call()
         except Exception as exc:  # any raise is the run's departure, named in its row
-            if tracing is not None and sys.gettrace() is None:
-                sys.settrace(tracing)
             return raised(exc)
         finally:
             limit.disarm()

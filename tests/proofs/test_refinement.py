@@ -4,6 +4,7 @@ Cheap runs only (a few scenario files, a second or two each): the campaign itsel
 `mqspec prove` and in the slow tier (tests/proofs/test_refinement_campaign.py).
 """
 
+import sys
 import time
 from importlib import resources
 from pathlib import Path
@@ -707,3 +708,22 @@ def test_a_raising_mqsd_handler_makes_its_prove_row_violated(monkeypatch):
     assert row.obligation.name == "refinement-receive_datagram"
     assert "receive_datagram (MS-MQSD 3.2.5) departs from the model" in row.counterexample["trace"]
     assert "the reference raised KeyError" in row.counterexample["trace"]
+
+
+def test_the_cpu_limit_traces_again_when_its_exception_unset_the_line_tracer():
+    """The limit's exception may land inside the line tracer's own function, and Python then unsets the trace: the
+    limit sets again, when it is disarmed, the tracer that was on when it was armed (the branch rows count the lines
+    of the runs after), and sets none that was not."""
+    from mqspec.proofs.explore.branches import Reach
+
+    with Reach() as reach, limit.CpuLimit() as cpu:
+        cpu.arm()
+        sys.settrace(None)  # what Python does when the trace function raises
+        cpu.disarm()
+        assert sys.gettrace() == reach._trace
+    assert sys.gettrace() is None or sys.gettrace() != reach._trace
+    with limit.CpuLimit() as cpu:
+        before = sys.gettrace()
+        cpu.arm()
+        cpu.disarm()
+        assert sys.gettrace() is before
