@@ -228,21 +228,18 @@ def ledger_runs(ledger: dict[str, Any], listed: dict[str, str]) -> list[dict[str
 
 
 def runs_table(runs: list[dict[str, Any]]) -> str:
-    """:func:`ledger_runs` as the Markdown table bench/README.md shows (tests/bench keep the two equal)."""
+    """:func:`ledger_runs` as the Markdown table bench/README.md shows (tests/bench keep the two equal), with a last
+    row summing them all."""
+    counts = ("functions", "mutants", "caught", "equivalent", "survived", "timeout")
+    total = {"document": "all", "commit": "", **{k: sum(r[k] for r in runs) for k in counts},
+             "since": {k: sum(r["since"][k] for r in runs) for k in ("caught", "equivalent", "left")}}
     lines = ["| document | measured on | functions | mutants | caught | equivalent | survived | since: caught, "
              "listed, left |", "|---|---|---|---|---|---|---|---|"]
-    for r in runs:
+    for r in (*runs, total):
         since = r["since"]
-        survived = r["survived"] + r["timeout"]
-        lines.append(f"| {r['document']} | {r['commit']} | {r['functions']} | {r['mutants']} | {r['caught']} | "
-                     f"{r['equivalent']} | {survived} | {since['caught']}, {since['equivalent']}, "
-                     f"**{since['left']}** |")
-    total = {k: sum(r[k] for r in runs) for k in ("functions", "mutants", "caught", "equivalent", "survived",
-                                                   "timeout")}
-    left = {k: sum(r["since"][k] for r in runs) for k in ("caught", "equivalent", "left")}
-    lines.append(f"| all | | {total['functions']} | {total['mutants']} | {total['caught']} | {total['equivalent']} | "
-                 f"{total['survived'] + total['timeout']} | {left['caught']}, {left['equivalent']}, "
-                 f"**{left['left']}** |")
+        cells = (r["document"], r["commit"], *(r[k] for k in counts[:-2]), r["survived"] + r["timeout"],
+                 f"{since['caught']}, {since['equivalent']}, **{since['left']}**")
+        lines.append("|" + "|".join(f" {c} " if c != "" else " " for c in cells) + "|")
     return "\n".join(lines)
 
 
